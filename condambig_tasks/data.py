@@ -1,0 +1,131 @@
+"""Finding benchmark files: a local ``CONDAMBIG_DATA_DIR`` first, else the upstream source.
+
+Every loader calls :func:`local_files` with its folder name and file patterns. Upstream
+downloads go through ``datasets`` (Hugging Face hub, pinned revision) or
+:func:`fetch_pinned` (a raw file, sha256 checked). When nothing local exists and the
+network is off or fails, :class:`DataUnavailableError` says exactly what to place where.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from condambig_tasks import settings
+
+
+class DataUnavailableError(RuntimeError):
+    """No local copy and the upstream source could not be reached."""
+
+    def __init__(self, benchmark: str, folder: str, file_names: Sequence[str], reason: str):
+        names = ", ".join(file_names)
+        super().__init__(
+            f"{benchmark}: data not available ({reason}). Either allow network access to the "
+            f"upstream source, or download the files and set {settings.DATA_DIR_VARIABLE}=DIR "
+            f"with DIR/{folder}/ containing: {names}."
+        )
+        self.benchmark = benchmark
+        self.folder = folder
+        self.file_names = tuple(file_names)
+
+
+class CorruptDataError(RuntimeError):
+    """A data file exists but cannot be read as the benchmark's format."""
+
+
+def local_folder(folder: str) -> Path | None:
+    """``$CONDAMBIG_DATA_DIR/<folder>`` when the variable is set and the folder exists."""
+    root = settings.data_dir()
+    if root is None:
+        return None
+    candidate = root / folder
+    return candidate if candidate.is_dir() else None
+
+
+def local_files(folder: str, patterns: Sequence[str]) -> list[Path]:
+    """Files in the local folder matching any glob pattern, sorted by name."""
+    base = local_folder(folder)
+    if base is None:
+        return []
+    found: set[Path] = set()
+    for pattern in patterns:
+        found.update(p for p in base.glob(pattern) if p.is_file())
+    return sorted(found)
+
+
+def read_json(path: Path) -> Any:
+    """JSON (or JSON Lines, for ``*.jsonl``) with a clear error naming the file when corrupt."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        if path.suffix == ".jsonl":
+            return [json.loads(line) for line in text.splitlines() if line.strip()]
+        return json.loads(text)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise CorruptDataError(
+            f"{path}: cannot be read as JSON ({error}). Replace it with the upstream file."
+        ) from error
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def fetch_pinned(url: str, sha256: str | None, benchmark: str, folder: str, file_name: str) -> Path:
+    """Download a raw upstream file once into the cache, check its sha256, return its path.
+
+    ``sha256=None`` means the digest was not recorded yet (this project was built without
+    access to the upstream host); the file is then used unchecked and the digest is printed
+    in the error-free path's log so it can be pinned.
+    """
+    target = settings.cache_dir() / "upstream" / folder / file_name
+    if target.is_file() and (sha256 is None or sha256_of(target) == sha256):
+        return target
+    if settings.offline():
+        raise DataUnavailableError(benchmark, folder, [file_name], "offline mode is on")
+    try:
+        import fsspec
+
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_suffix(target.suffix + ".part")
+        with fsspec.open(url, "rb") as source, partial.open("wb") as sink:
+            for block in iter(lambda: source.read(1 << 20), b""):
+                sink.write(block)
+    except Exception as error:  # network errors come in many types
+        raise DataUnavailableError(benchmark, folder, [file_name], f"download failed: {error}") from error
+    actual = sha256_of(partial)
+    if sha256 is not None and actual != sha256:
+        partial.unlink(missing_ok=True)
+        raise CorruptDataError(
+            f"{url}: sha256 {actual} differs from the pinned {sha256}; the upstream file "
+            f"changed. Place the expected file in ${settings.DATA_DIR_VARIABLE}/{folder}/."
+        )
+    partial.replace(target)
+    return target
+
+
+def load_hub_dataset(
+    repository: str, revision: str | None, benchmark: str, folder: str, file_names: Sequence[str],
+    name: str | None = None, split: str | None = None,
+):
+    """``datasets.load_dataset`` at a pinned revision, never with remote code.
+
+    Returns a ``DatasetDict`` (split=None) or a ``Dataset``; raises DataUnavailableError with
+    the local alternative when the hub cannot be reached.
+    """
+    if settings.offline():
+        raise DataUnavailableError(benchmark, folder, file_names, "offline mode is on")
+    try:
+        import datasets
+
+        return datasets.load_dataset(repository, name=name, split=split, revision=revision)
+    except Exception as error:
+        raise DataUnavailableError(
+            benchmark, folder, file_names, f"loading {repository} from the Hugging Face hub failed: {error}"
+        ) from error

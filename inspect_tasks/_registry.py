@@ -1,0 +1,3 @@
+"""Inspect entry point (``[project.entry-points.inspect_ai]``): importing registers the tasks."""
+
+# ruff: noqa: F401

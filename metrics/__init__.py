@@ -1,0 +1,1 @@
+"""Pure metric functions (no framework imports) and the LLM-judge engine."""
