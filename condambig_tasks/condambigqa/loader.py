@@ -1,0 +1,151 @@
+"""Load CondAmbigQA from ``$CONDAMBIG_DATA_DIR/condambigqa/*.json[l]`` or the Hugging Face hub.
+
+Both releases are accepted: the 200-question release (``citations`` per property) and the
+2K release (``condition_citations`` + ``answer_citations``, whose union is taken). Hugging
+Face may hand nested lists over column-wise (a dict of lists); :func:`_rows` undoes that.
+A gold citation titled ``"N. Title"`` means fragment N (1-based); an unnumbered title is
+matched to the fragment with the same text, then the same title.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from condambig_tasks.condambigqa.records import CondAmbigQuestion, Fragment, GoldProperty
+from condambig_tasks.data import (
+    CorruptDataError,
+    DataUnavailableError,
+    load_hub_dataset,
+    local_files,
+    read_json,
+)
+
+logger = logging.getLogger(__name__)
+
+BENCHMARK = "CondAmbigQA"
+FOLDER = "condambigqa"
+LOCAL_PATTERNS = ("*.json", "*.jsonl")
+
+
+class Release(str, Enum):
+    TWO_K = "2k"  # Apocalypse-AGI-DAO/CondAmbigQA-2K (2,000 questions)
+    ORIGINAL = "200"  # Apocalypse-AGI-DAO/CondAmbigQA (200 questions; upstream file mcaqa.json)
+
+
+@dataclass(frozen=True)
+class HubSource:
+    repository: str
+    # Pinned revision. This project was built without hub access, so the branch is named
+    # here; replace it with the commit sha shown by `huggingface-cli repo info` to freeze it.
+    revision: str
+    local_file_hint: str
+
+
+HUB_SOURCES: Mapping[Release, HubSource] = {
+    Release.TWO_K: HubSource("Apocalypse-AGI-DAO/CondAmbigQA-2K", "main", "condambigqa_2k.json"),
+    Release.ORIGINAL: HubSource("Apocalypse-AGI-DAO/CondAmbigQA", "main", "mcaqa.json"),
+}
+
+_NUMBERED_TITLE = re.compile(r"^\s*(\d+)\s*[.):-]\s*(.*)$", re.DOTALL)
+
+
+def load_questions(release: Release | str = Release.TWO_K) -> list[CondAmbigQuestion]:
+    """All questions: every local ``condambigqa/*.json[l]`` file if present, else the hub."""
+    release = Release(release)
+    files = local_files(FOLDER, LOCAL_PATTERNS)
+    if files:
+        raw: list[dict] = []
+        for path in files:
+            content = read_json(path)
+            rows = content.get("data", content) if isinstance(content, dict) else content
+            if not isinstance(rows, list):
+                raise CorruptDataError(f"{path}: expected a JSON list of questions.")
+            raw.extend(rows)
+        source = ", ".join(str(p) for p in files)
+    else:
+        hub = HUB_SOURCES[release]
+        dataset = load_hub_dataset(
+            hub.repository, hub.revision, BENCHMARK, FOLDER, [hub.local_file_hint]
+        )
+        # discover the split names rather than assuming one
+        splits = list(dataset.keys()) if hasattr(dataset, "keys") else [None]
+        logger.info("%s: using splits %s of %s", BENCHMARK, splits, hub.repository)
+        raw = [row for split in splits for row in (dataset[split] if split else dataset)]
+        source = hub.repository
+    questions = [normalise_record(row, source) for row in raw]
+    if not questions:
+        raise DataUnavailableError(BENCHMARK, FOLDER, [HUB_SOURCES[release].local_file_hint],
+                                   f"no questions found in {source}")
+    return questions
+
+
+def normalise_record(row: Mapping[str, Any], source: str = "") -> CondAmbigQuestion:
+    """One upstream record (either release, row- or column-wise) -> CondAmbigQuestion."""
+    try:
+        fragments = tuple(
+            Fragment(title=str(c.get("title") or ""), text=str(c.get("text") or ""))
+            for c in _rows(row.get("ctxs") or [])
+        )
+        properties = tuple(
+            _gold_property(p, fragments) for p in _rows(row.get("properties") or [])
+        )
+        return CondAmbigQuestion(
+            id=str(row["id"]), question=str(row["question"]),
+            fragments=fragments, properties=properties,
+        )
+    except (KeyError, TypeError, AttributeError) as error:
+        raise CorruptDataError(
+            f"{source}: a CondAmbigQA record is malformed ({error!r}); expected "
+            "{id, question, ctxs[{title, text}], properties[{condition, groundtruth, citations}]}."
+        ) from error
+
+
+def _rows(value: Any) -> list[dict]:
+    """A list of dicts, from either a list of dicts or a column-wise dict of lists."""
+    if isinstance(value, Mapping):
+        keys = list(value.keys())
+        length = max((len(value[k]) for k in keys), default=0)
+        return [{k: value[k][i] for k in keys} for i in range(length)]
+    return list(value)
+
+
+def _gold_property(prop: Mapping[str, Any], fragments: tuple[Fragment, ...]) -> GoldProperty:
+    citations = [
+        *_rows(prop.get("citations") or []),
+        *_rows(prop.get("condition_citations") or []),
+        *_rows(prop.get("answer_citations") or []),
+    ]
+    numbers = sorted({n for c in citations if (n := _fragment_number(c, fragments)) is not None})
+    return GoldProperty(
+        condition=str(prop.get("condition") or ""),
+        answer=_as_text(prop.get("groundtruth", prop.get("answer", ""))),
+        fragments=tuple(numbers),
+    )
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, Iterable):
+        return " ".join(str(v).strip() for v in value if str(v).strip())
+    return "" if value is None else str(value)
+
+
+def _fragment_number(citation: Mapping[str, Any], fragments: tuple[Fragment, ...]) -> int | None:
+    title = str(citation.get("title") or "")
+    match = _NUMBERED_TITLE.match(title)
+    if match:
+        return int(match.group(1))
+    text = str(citation.get("text") or "").strip()
+    for number, fragment in enumerate(fragments, start=1):
+        if text and fragment.text.strip() == text:
+            return number
+    for number, fragment in enumerate(fragments, start=1):
+        if title and fragment.title.strip() == title.strip():
+            return number
+    return None

@@ -1,0 +1,68 @@
+"""Typed CondAmbigQA records, independent of the file schema they came from."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from enum import Enum
+
+
+class Setting(str, Enum):
+    """The paper's experimental settings (one task variant each)."""
+
+    MAIN = "main"  # conditions + answers + citations from fragments (Table 2)
+    GOLD_CONDITIONS = "gold_conditions"  # answers for the given gold conditions (Fig. 4, Table 3)
+    NO_CONDITIONS = "no_conditions"  # standard RAG: answers + citations (Fig. 4)
+    CLOSED_BOOK = "closed_book"  # question only, answers (Table 3)
+    CLOSED_BOOK_CONDITIONS = "closed_book_conditions"  # question only, hypothesised conditions
+
+    @property
+    def sees_fragments(self) -> bool:
+        return self not in (Setting.CLOSED_BOOK, Setting.CLOSED_BOOK_CONDITIONS)
+
+    @property
+    def generates_conditions(self) -> bool:
+        return self in (Setting.MAIN, Setting.CLOSED_BOOK_CONDITIONS)
+
+    @property
+    def cites(self) -> bool:
+        return self.sees_fragments
+
+
+@dataclass(frozen=True)
+class Fragment:
+    """One retrieved Wikipedia passage; ``ctxs[i]`` is shown as "Fragment i+1"."""
+
+    title: str
+    text: str
+
+
+@dataclass(frozen=True)
+class GoldProperty:
+    """A ground-truth condition with its answer and the fragment numbers (1-based) citing it."""
+
+    condition: str
+    answer: str
+    fragments: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class CondAmbigQuestion:
+    id: str
+    question: str
+    fragments: tuple[Fragment, ...]
+    properties: tuple[GoldProperty, ...]
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> CondAmbigQuestion:
+        return cls(
+            id=str(data["id"]),
+            question=data["question"],
+            fragments=tuple(Fragment(**f) for f in data["fragments"]),
+            properties=tuple(
+                GoldProperty(p["condition"], p["answer"], tuple(p["fragments"]))
+                for p in data["properties"]
+            ),
+        )

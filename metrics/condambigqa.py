@@ -1,0 +1,94 @@
+"""CondAmbigQA metrics (paper seed 000, BENCHMARKS.md §1), as pure functions.
+
+Citation score (eq. 1), greedy matching of generated pairs to gold properties, and the
+authors' "balanced" combined score with its over/under-generation penalties.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+
+def citation_score(cited: Sequence[int], gold: Sequence[int]) -> float:
+    """|M ∩ G| / |M|; 0 when the model cited nothing (eq. 1: a precision)."""
+    model = set(cited)
+    if not model:
+        return 0.0
+    return len(model & set(gold)) / len(model)
+
+
+@dataclass(frozen=True)
+class MatchWeights:
+    """Weights of the matching objective; a missing component has weight 0."""
+
+    condition: float = 0.0
+    answer: float = 0.0
+    citation: float = 0.0
+
+
+def greedy_match(
+    generated_count: int,
+    gold_count: int,
+    pair_score: Callable[[int, int], float | tuple[float, ...]],
+) -> list[tuple[int, int]]:
+    """Match generated pairs (in generation order) each to the best unused gold property.
+
+    ``pair_score(i, j)`` is the objective (a number, or a tuple compared lexicographically);
+    ties keep the lower gold index. Generated pairs beyond the gold count stay unmatched.
+    """
+    used: set[int] = set()
+    matches: list[tuple[int, int]] = []
+    for i in range(generated_count):
+        best_j, best = None, None
+        for j in range(gold_count):
+            if j in used:
+                continue
+            value = pair_score(i, j)
+            if best is None or value > best:
+                best_j, best = j, value
+        if best_j is None:
+            break
+        used.add(best_j)
+        matches.append((i, best_j))
+    return matches
+
+
+def _clip01(value: float) -> float:
+    return min(1.0, max(0.0, value))
+
+
+@dataclass(frozen=True)
+class CombinedInputs:
+    condition: float  # c: the question's mean condition score over matched pairs
+    answer: float  # a
+    citation: float  # t
+    gold_count: int
+    generated_count: int
+    mean_citations_per_pair: float  # k
+
+
+def quantity_factor(gold_count: int, generated_count: int, answer: float) -> float:
+    """The count penalty of the authors' balanced score (constants from their release)."""
+    n = max(gold_count, 1)
+    d = generated_count - gold_count
+    f = min(1.0, max(0.5, answer / 0.5))
+    if n + d == 1 and n > 1:  # a single pair where several were expected
+        return 0.1
+    if d < 0:
+        return 1.0 - min(abs(d) / n * 0.6 * (2 - f), 0.2)
+    if d > 0:
+        r = d / n
+        p = min(0.3 * r, 0.15) if r > 1 else min(0.15 * r, 0.075)
+        return 1.0 - p * (2 - f)
+    return 1.0
+
+
+def combined_score(inputs: CombinedInputs) -> float:
+    """mean(clip(c·F), clip(a·F), clip(q_cit·F)) with F = 0.6·quality + 0.4·quantity."""
+    c, a, t = inputs.condition, inputs.answer, inputs.citation
+    q_cit = t * (1 + 0.3 * min(inputs.mean_citations_per_pair, 3))
+    quality = 0.5 * (c + a) / 2 + 0.5 * q_cit
+    quantity = quantity_factor(inputs.gold_count, inputs.generated_count, a)
+    factor = 0.6 * quality + 0.4 * quantity
+    return (_clip01(c * factor) + _clip01(a * factor) + _clip01(q_cit * factor)) / 3
