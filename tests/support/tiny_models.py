@@ -68,3 +68,48 @@ def build_tiny_causal_lm(directory: Path, seed: int = 0) -> Path:
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.save_pretrained(directory)
     return directory
+
+
+def build_scripted_causal_lm(directory: Path, reply: str) -> Path:
+    """A real (tiny) Llama checkpoint that answers every prompt with ``reply``, then stops.
+
+    ``reply`` is added to the vocabulary as one token. The weights are set by hand, not
+    trained: attention and MLP outputs are zeroed so the last hidden state is the input
+    token's embedding; every embedding has +1 in dimension 0, which the LM head maps to the
+    reply token, and the reply token's embedding also has +1 in dimension 1, which the LM
+    head maps (more strongly) to end-of-sequence. So: any prompt -> reply -> EOS. The end-to-
+    end tests use it to drive the real runners with outputs they control.
+    """
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    tokenizer = build_tokenizer(directory)
+    tokenizer.add_tokens([reply])
+    tokenizer.save_pretrained(directory)
+    reply_id = tokenizer.convert_tokens_to_ids(reply)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+        num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=4096,
+        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id, tie_word_embeddings=False,
+    )
+    model = LlamaForCausalLM(config)
+    with torch.no_grad():
+        for layer in model.model.layers:
+            layer.self_attn.o_proj.weight.zero_()
+            layer.mlp.down_proj.weight.zero_()
+        embeddings = model.model.embed_tokens.weight
+        embeddings.zero_()
+        embeddings[:, 0] = 1.0
+        embeddings[reply_id, 1] = 1.0
+        model.model.norm.weight.fill_(1.0)
+        head = model.lm_head.weight
+        head.zero_()
+        head[reply_id, 0] = 10.0
+        head[tokenizer.eos_token_id, 1] = 40.0
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    model.save_pretrained(directory)
+    return directory

@@ -1,0 +1,146 @@
+"""CondAmbigQA through the real `lm_eval`, `inspect eval` and `condambig-score` commands.
+
+The model under evaluation is a tiny local Llama (random, or scripted to give one fixed
+reply); the judge is a loopback OpenAI-compatible server whose scores the test sets. The
+same raw outputs must get the same numbers through all three front ends.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURE_DATA, executable, subprocess_env
+from tests.support.judge_server import JudgeServer
+
+pytestmark = pytest.mark.e2e
+
+SCRIPTED_REPLY = json.dumps({"conditions": [
+    {"condition": "The question asks about the men's race in 2019.",
+     "answer": "Ben Runner won the men's race in 2019.", "citations": ["Fragment 1", "Fragment 9"]},
+    {"condition": "Women's race", "answer": "Ana Runner", "citations": ["[2]", "3"]},
+]})
+JUDGE_SCRIPT = {
+    "rules": [{"contains": "Ben Runner won the men", "scores": {"8": 0.5, "9": 0.5}},
+              {"contains": "Ana Runner", "scores": {"6": 0.25, "7": 0.75}}],
+    "default": {"scores": {"2": 1.0}},
+}
+JUDGE_METRICS = {"condition_score", "answer_score", "combined_score"}
+EXACT_METRICS = {"citation_score", "answer_count", "count_difference", "parse_rate"}
+SKIP_MESSAGE = "no judge configured"
+
+
+@pytest.fixture(scope="module")
+def scripted_lm(tmp_path_factory) -> Path:
+    from tests.support.tiny_models import build_scripted_causal_lm
+
+    return build_scripted_causal_lm(tmp_path_factory.mktemp("scripted_lm"), SCRIPTED_REPLY)
+
+
+@pytest.fixture(scope="module")
+def judge_server():
+    with JudgeServer(JUDGE_SCRIPT) as server:
+        yield server
+
+
+def _judge_env(server: JudgeServer, cache: Path) -> dict[str, str]:
+    return {"CONDAMBIG_JUDGE_MODEL": "loopback-judge", "CONDAMBIG_JUDGE_BASE_URL": server.base_url,
+            "CONDAMBIG_JUDGE_API_KEY": "test-key", "CONDAMBIG_JUDGE_CACHE": str(cache)}
+
+
+def _run(command: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
+    result = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True,
+                            timeout=600)
+    assert result.returncode == 0, f"{command[0]} failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
+    return result
+
+
+def _lm_eval(model: Path, out: Path, env: dict[str, str]) -> tuple[dict, list[dict], str]:
+    result = _run([executable("lm_eval"), "--model", "hf", "--model_args", f"pretrained={model}",
+                   "--tasks", "condambigqa", "--limit", "3", "--gen_kwargs", "max_gen_toks=48",
+                   "--output_path", str(out), "--log_samples"], env, out.parent)
+    results = json.loads(Path(glob.glob(f"{out}/**/results_*.json", recursive=True)[0]).read_text())
+    samples_file = glob.glob(f"{out}/**/samples_condambigqa_*.jsonl", recursive=True)[0]
+    samples = [json.loads(line) for line in Path(samples_file).read_text().splitlines()]
+    return results["results"]["condambigqa"], samples, result.stderr + result.stdout
+
+
+def _metrics(task_results: dict) -> dict[str, float]:
+    return {k.split(",")[0]: v for k, v in task_results.items()
+            if k.endswith(",none") and "_stderr" not in k}
+
+
+def _score_cli(outputs: list[dict], tmp: Path, env: dict[str, str]) -> tuple[dict, list[dict]]:
+    (tmp / "outputs.json").write_text(json.dumps(outputs))
+    result = _run([executable("condambig-score"), "condambigqa", "--outputs",
+                   str(tmp / "outputs.json"), "--per-question", str(tmp / "per_question.json")],
+                  env, tmp)
+    return json.loads(result.stdout), json.loads((tmp / "per_question.json").read_text())
+
+
+def test_lm_eval_without_judge_reports_exact_metrics_and_says_so_once(tiny_causal_lm, tmp_path):
+    env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA),
+                         CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"))
+    task, samples, log = _lm_eval(tiny_causal_lm, tmp_path / "out", env)
+    metrics = _metrics(task)
+    assert EXACT_METRICS <= set(metrics)
+    assert not JUDGE_METRICS & set(metrics)
+    assert log.count(SKIP_MESSAGE) == 1
+    assert len(samples) == 3
+    # the random model writes junk: counted parse failures, zero pairs, never a crash
+    assert metrics["parse_rate"] == 0.0 and metrics["citation_score"] == 0.0
+
+
+def test_lm_eval_with_judge_matches_condambig_score(scripted_lm, judge_server, tmp_path):
+    judge_server.reset()
+    env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA),
+                         CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"),
+                         **_judge_env(judge_server, tmp_path / "judge.sqlite"))
+    task, samples, log = _lm_eval(scripted_lm, tmp_path / "out", env)
+    metrics = _metrics(task)
+    assert JUDGE_METRICS | EXACT_METRICS <= set(metrics)
+    assert SKIP_MESSAGE not in log
+    assert metrics["parse_rate"] == 1.0 and metrics["judge_failed"] == 0
+    assert metrics["out_of_range_citations"] == 4  # Fragment 9 (x3) and 3 on a 2-fragment question
+    sent = judge_server.stats()["requests"]
+    assert sent > 0
+
+    outputs = [{"id": s["doc"]["id"], "output": s["resps"][0][0]} for s in samples]
+    summary, _ = _score_cli(outputs, tmp_path, env)
+    for name in JUDGE_METRICS | EXACT_METRICS:
+        assert summary[name] == pytest.approx(metrics[name]), name
+    assert judge_server.stats()["requests"] == sent  # the CLI was served from the cache
+
+
+def test_inspect_with_grader_role_matches_condambig_score(scripted_lm, judge_server, tmp_path):
+    from inspect_ai.log import read_eval_log
+
+    env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA),
+                         CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"),
+                         LOOPBACK_BASE_URL=judge_server.base_url, LOOPBACK_API_KEY="test-key")
+    _run([executable("inspect"), "eval", "condambig/condambigqa", "--model", f"hf/{scripted_lm}",
+          "--model-role", "grader=openai-api/loopback/loopback-judge", "--limit", "3",
+          "--log-dir", str(tmp_path / "logs"), "--display", "plain"], env, tmp_path)
+    log = read_eval_log(glob.glob(f"{tmp_path}/logs/*.eval")[0])
+    assert log.status == "success"
+    reported = {name: m.value for s in log.results.scores for name, m in s.metrics.items()}
+    assert JUDGE_METRICS | EXACT_METRICS <= set(reported)
+    per_sample = {}
+    for sample in log.samples:
+        score = next(iter(sample.scores.values()))
+        assert "matched" in score.explanation and "answer=" in score.explanation
+        per_sample[str(sample.id)] = score.value
+    outputs = [{"id": str(s.id), "output": s.output.completion} for s in log.samples]
+
+    cli_env = {**env, **_judge_env(judge_server, tmp_path / "judge.sqlite")}
+    summary, per_question = _score_cli(outputs, tmp_path, cli_env)
+    for name in JUDGE_METRICS | EXACT_METRICS:
+        assert summary[name] == pytest.approx(reported[name]), name
+    for row in per_question:
+        inspect_value = per_sample[row["id"]]
+        for key in ("condition", "answer", "citation", "combined"):
+            assert row[key] == pytest.approx(inspect_value[key]), (row["id"], key)

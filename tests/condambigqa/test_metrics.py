@@ -1,0 +1,89 @@
+"""CondAmbigQA metric formulas against hand-computed values (BENCHMARKS.md §1)."""
+
+from __future__ import annotations
+
+import pytest
+
+from condambig_metrics.condambigqa import (
+    CombinedInputs,
+    citation_score,
+    combined_score,
+    greedy_match,
+    quantity_factor,
+)
+
+
+def test_citation_score_is_precision_over_model_citations():
+    assert citation_score([1, 2, 3, 4], [2, 4, 7]) == 0.5
+    assert citation_score([], [1]) == 0.0
+    assert citation_score([5], []) == 0.0
+    assert citation_score([1, 1, 2], [1]) == 0.5  # a set: duplicates count once
+
+
+def test_greedy_match_in_generation_order():
+    table = {(0, 0): 0.9, (0, 1): 0.95, (1, 0): 0.8, (1, 1): 0.99, (2, 0): 0.1, (2, 1): 0.1}
+    # pair 0 takes gold 1 (0.95) although pair 1 would fit it better: greedy, in order
+    assert greedy_match(3, 2, lambda i, j: table[(i, j)]) == [(0, 1), (1, 0)]
+
+
+def test_greedy_match_ties_keep_lower_gold_and_tuples_compare_lexicographically():
+    assert greedy_match(1, 3, lambda i, j: 0.5) == [(0, 0)]
+    scores = {0: (1.0, 0.1), 1: (1.0, 0.7), 2: (0.5, 1.0)}
+    assert greedy_match(1, 3, lambda i, j: scores[j]) == [(0, 1)]
+
+
+def _combined(c, a, t, gold, generated, k):
+    return combined_score(CombinedInputs(c, a, t, gold, generated, k))
+
+
+def test_quantity_single_pair_for_many_gold():
+    assert quantity_factor(3, 1, 0.9) == 0.1  # n + d == 1 and n > 1
+
+
+def test_quantity_exact_count():
+    assert quantity_factor(2, 2, 0.1) == 1.0
+
+
+def test_quantity_undergeneration():
+    # n=4, d=-2, a=0.3 -> f = clamp(0.6, .5, 1) = 0.6; 2/4*0.6*(2-0.6) = 0.42 -> capped 0.2
+    assert quantity_factor(4, 2, 0.3) == pytest.approx(0.8)
+    # n=5, d=-1, a=0.5 -> f=1; 1/5*0.6*1 = 0.12
+    assert quantity_factor(5, 4, 0.5) == pytest.approx(0.88)
+
+
+def test_quantity_overgeneration_small_ratio():
+    # n=2, d=1, r=0.5 <= 1: p = min(0.075, 0.075) = 0.075; a=0.25 -> f=0.5; 1 - 0.075*1.5
+    assert quantity_factor(2, 3, 0.25) == pytest.approx(1 - 0.1125)
+    # n=4, d=1, r=0.25: p = 0.0375; a=1 -> f=1
+    assert quantity_factor(4, 5, 1.0) == pytest.approx(0.9625)
+
+
+def test_quantity_overgeneration_large_ratio():
+    # n=1, d=3, r=3 > 1: p = min(0.9, 0.15) = 0.15; a=0.4 -> f=0.8; 1 - 0.15*1.2
+    assert quantity_factor(1, 4, 0.4) == pytest.approx(0.82)
+
+
+def test_quantity_zero_gold_uses_n_equal_one():
+    # n = max(0, 1) = 1, d = 2 - 0 = 2, r = 2: p = 0.15; a = 0 -> f = 0.5
+    assert quantity_factor(0, 2, 0.0) == pytest.approx(1 - 0.15 * 1.5)
+
+
+def test_combined_score_hand_computed():
+    # c=.6 a=.5 t=.8 k=2: q_cit = .8*1.6 = 1.28; quality = .5*.55 + .5*1.28 = .915
+    # quantity (n=2,d=0) = 1; F = .6*.915 + .4 = .949
+    # mean(clip(.6*.949), clip(.5*.949), clip(1.28*.949)=1) = (.5694 + .4745 + 1)/3
+    assert _combined(0.6, 0.5, 0.8, 2, 2, 2) == pytest.approx((0.5694 + 0.4745 + 1.0) / 3)
+
+
+def test_combined_score_caps_citations_per_pair_at_three():
+    assert _combined(0.5, 0.5, 0.5, 2, 2, 3) == _combined(0.5, 0.5, 0.5, 2, 2, 10)
+
+
+def test_combined_score_single_pair_penalty():
+    # c=a=t=1, k=1, n=3, one pair: q_cit=1.3, quality=.5+.65=1.15, quantity=.1
+    # F = .69+.04 = .73 -> mean(.73, .73, clip(1.3*.73)=.949)
+    assert _combined(1, 1, 1, 3, 1, 1) == pytest.approx((0.73 + 0.73 + 0.949) / 3)
+
+
+def test_combined_score_zero_everything_is_zero():
+    assert _combined(0, 0, 0, 2, 0, 0) == 0.0

@@ -1,0 +1,119 @@
+"""The CondAmbigQA parser is total and recovers the structure models actually write."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from condambig_tasks.condambigqa.parser import parse_response
+from condambig_tasks.condambigqa.records import Setting
+
+PAIRS = {"conditions": [
+    {"condition": "men's race", "answer": "Ben", "citations": ["Fragment 1"]},
+    {"condition": "women's race", "answer": "Ana", "citations": ["Fragment 2", "Fragment 3"]},
+]}
+
+
+@given(st.text(max_size=2000))
+@settings(max_examples=300, deadline=None)
+def test_never_raises_on_arbitrary_text(text):
+    for setting in Setting:
+        result = parse_response(text, setting, 5)
+        assert result.parsed in (True, False)
+        assert result.parsed or result.error
+
+
+@given(st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(st.sampled_from(["condition", "answer", "citations", "conditions", "x"]),
+                      children, max_size=4),
+    max_leaves=20,
+))
+@settings(max_examples=300, deadline=None)
+def test_never_raises_on_wrong_json_types(value):
+    result = parse_response(json.dumps(value), Setting.MAIN, 5)
+    for pair in result.pairs:
+        assert all(1 <= n <= 5 for n in pair.citations)
+
+
+@pytest.mark.parametrize("text", [
+    json.dumps(PAIRS),
+    "```json\n" + json.dumps(PAIRS, indent=2) + "\n```",
+    "Here are the conditions I found:\n" + json.dumps(PAIRS) + "\nLet me know if you need more.",
+    json.dumps(PAIRS)[:-2] + ",]}",  # trailing comma
+    "<think>The user wants {\"conditions\": []} maybe.</think>\n" + json.dumps(PAIRS),
+])
+def test_recovers_structure(text):
+    result = parse_response(text, Setting.MAIN, 5)
+    assert result.parsed, result.error
+    assert [(p.condition, p.answer, p.citations) for p in result.pairs] == [
+        ("men's race", "Ben", (1,)), ("women's race", "Ana", (2, 3))]
+
+
+def test_truncated_json_keeps_complete_pairs():
+    text = json.dumps(PAIRS)
+    truncated = text[: text.index("Fragment 3") + 4]
+    result = parse_response(truncated, Setting.MAIN, 5)
+    assert result.parsed
+    assert result.pairs[0].answer == "Ben"
+    assert result.pairs[1].answer == "Ana"
+
+
+@pytest.mark.parametrize("citation, expected", [
+    ("Fragment 3", (3,)), ("[3]", (3,)), ("3", (3,)), (3, (3,)), ("F3", (3,)),
+    ("Fragment 3 - 2010 World Cup", (3,)), ("fragment #3", (3,)),
+    ("Fragments 1, 2 and 4", (1, 2, 4)), ("[1][2]", (1, 2)), ("A title", ()),
+])
+def test_citation_forms(citation, expected):
+    text = json.dumps({"conditions": [{"condition": "c", "answer": "a", "citations": [citation]}]})
+    assert parse_response(text, Setting.MAIN, 5).pairs[0].citations == expected
+
+
+def test_out_of_range_and_duplicate_citations_are_dropped_and_counted():
+    text = json.dumps({"conditions": [
+        {"condition": "c", "answer": "a", "citations": ["Fragment 9", "Fragment 0", "2", "[2]"]},
+    ]})
+    result = parse_response(text, Setting.MAIN, 5)
+    assert result.pairs[0].citations == (2,)
+    assert result.out_of_range_citations == 2
+    assert result.duplicate_citations == 1
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("", "empty"), ("I don't know.", "no JSON"), ("<think>still thinking {\"a\": 1}", "empty"),
+    ('[en5 ?', "no object"), (None, "not text"),
+])
+def test_failures_are_reported_not_raised(text, reason):
+    result = parse_response(text, Setting.MAIN, 5)
+    assert not result.parsed
+    assert reason in result.error
+
+
+def test_huge_junk_is_bounded():
+    result = parse_response("{" * 30_000 + "x" * 1_000_000, Setting.MAIN, 5)
+    assert not result.parsed
+
+
+def test_closed_book_accepts_plain_prose_and_strings():
+    prose = parse_response("Paris, since 1944.", Setting.CLOSED_BOOK, 0)
+    assert prose.parsed and prose.pairs[0].answer == "Paris, since 1944."
+    listed = parse_response('["Paris", "Lyon"]', Setting.CLOSED_BOOK, 0)
+    assert [p.answer for p in listed.pairs] == ["Paris", "Lyon"]
+    # where structure was asked for, bare strings are not pairs
+    assert not parse_response('["Paris"]', Setting.MAIN, 3).parsed
+
+
+def test_closed_book_ignores_citations_and_single_object_is_one_pair():
+    text = json.dumps({"condition": "before 1872", "answer": "Port Royal", "citations": [1]})
+    result = parse_response(text, Setting.CLOSED_BOOK_CONDITIONS, 0)
+    assert result.pairs[0].citations == ()
+    assert result.pairs[0].condition == "before 1872"
+
+
+def test_explicit_empty_list_is_parsed_with_no_pairs():
+    result = parse_response('{"conditions": []}', Setting.MAIN, 3)
+    assert result.parsed and result.pairs == ()

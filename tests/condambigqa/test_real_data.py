@@ -1,0 +1,53 @@
+"""Real-data tier: the authors' 200-question file (CONDAMBIG_DATA_DIR=../shared/data)."""
+
+from __future__ import annotations
+
+import json
+from statistics import mean
+
+import pytest
+
+from condambig_tasks.condambigqa.loader import load_questions
+from condambig_tasks.condambigqa.parser import parse_response
+from condambig_tasks.condambigqa.records import Setting
+from condambig_tasks.condambigqa.scoring import score_question, summarise
+
+
+@pytest.fixture(scope="module")
+def questions(real_data_dir):
+    if not (real_data_dir / "condambigqa" / "mcaqa.json").is_file():
+        pytest.skip("condambigqa/mcaqa.json not in the real data folder")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CONDAMBIG_DATA_DIR", str(real_data_dir))
+        return load_questions("200")
+
+
+def test_two_hundred_questions_load(questions):
+    assert len(questions) == 200
+    properties = mean(len(q.properties) for q in questions)
+    fragments = mean(len(q.fragments) for q in questions)
+    print(f"\nCondAmbigQA-200: mean gold properties {properties:.2f}, "
+          f"mean fragments {fragments:.2f} per question")
+    assert 1.5 < properties < 4
+    assert fragments == 20
+    uncited = sum(not p.fragments for q in questions for p in q.properties)
+    total = sum(len(q.properties) for q in questions)
+    print(f"gold properties without citations: {uncited} of {total}")
+    assert uncited / total < 0.01
+
+
+def test_gold_fed_back_scores_full_citation_and_zero_count_difference(questions):
+    scores = []
+    for question in questions:
+        output = json.dumps({"conditions": [
+            {"condition": p.condition, "answer": p.answer,
+             "citations": [f"Fragment {n}" for n in p.fragments]}
+            for p in question.properties]})
+        parsed = parse_response(output, Setting.MAIN, len(question.fragments))
+        scores.append(score_question(Setting.MAIN, question, parsed, None))
+    summary = summarise(scores)
+    print(f"gold as output: {summary}")
+    with_citations = [s for q, s in zip(questions, scores) if all(p.fragments for p in q.properties)]
+    assert mean(s.citation for s in with_citations) == 1.0
+    assert summary["count_difference"] == 0
+    assert summary["parse_rate"] == 1.0

@@ -1,0 +1,141 @@
+"""Per-question scoring: judge and exact matching, no-usable-pair rule, judge failures."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from condambig_metrics.condambigqa import CombinedInputs, combined_score
+from condambig_metrics.judge import JudgeResult
+from condambig_tasks.condambigqa.parser import parse_response
+from condambig_tasks.condambigqa.records import (
+    CondAmbigQuestion,
+    Fragment,
+    GoldProperty,
+    Setting,
+)
+from condambig_tasks.condambigqa.scoring import (
+    EXACT_MATCHING,
+    JUDGE_MATCHING,
+    plan_judgements,
+    score_question,
+    summarise,
+)
+
+QUESTION = CondAmbigQuestion(
+    id="q1", question="Who won?",
+    fragments=tuple(Fragment(f"T{i}", f"text {i}") for i in range(1, 6)),
+    properties=(
+        GoldProperty("men's race", "Ben won", (1, 2)),
+        GoldProperty("women's race", "Ana won", (3,)),
+    ),
+)
+
+
+def _ok(score: float) -> JudgeResult:
+    return JudgeResult(score=score, raw_score=score * 10, weighted=True, failed=False,
+                       error=None, cached=False, reason="")
+
+
+def _output(*pairs) -> str:
+    return json.dumps({"conditions": [
+        {"condition": c, "answer": a, "citations": [f"Fragment {n}" for n in cites]}
+        for c, a, cites in pairs]})
+
+
+def _judgements(plan, table):
+    return {key: _ok(table[key]) for key in plan}
+
+
+def test_judge_matching_uses_the_main_weights():
+    parsed = parse_response(_output(("women", "Ana", [3, 4]), ("men", "Ben", [1])),
+                            Setting.MAIN, 5)
+    plan = plan_judgements(Setting.MAIN, QUESTION, "PROMPT", parsed)
+    assert len(plan) == 2 * 2 * 2  # condition + answer for every (generated, gold)
+    assert all(r.input == "PROMPT" for r in plan.values())
+    table = {
+        ("condition", 0, 0): 0.2, ("answer", 0, 0): 0.1, ("condition", 0, 1): 0.9,
+        ("answer", 0, 1): 0.8, ("condition", 1, 0): 0.7, ("answer", 1, 0): 0.6,
+        ("condition", 1, 1): 0.1, ("answer", 1, 1): 0.1,
+    }
+    score = score_question(Setting.MAIN, QUESTION, parsed, _judgements(plan, table))
+    # pair 0 vs gold 1: .3*.9 + .5*.8 + .2*(1/2) = .77 > vs gold 0 (.06+.05+0)
+    assert score.matches == ((0, 1), (1, 0))
+    assert score.condition == pytest.approx((0.9 + 0.7) / 2)
+    assert score.answer == pytest.approx((0.8 + 0.6) / 2)
+    assert score.citation == pytest.approx((0.5 + 1.0) / 2)
+    expected = combined_score(CombinedInputs(0.8, 0.7, 0.75, 2, 2, 1.5))
+    assert score.combined == pytest.approx(expected)
+    assert score.matching == JUDGE_MATCHING and not score.judge_failed
+
+
+def test_without_judge_matches_on_citations_then_answer_f1():
+    parsed = parse_response(_output(("x", "Ana won", [5]), ("y", "Ben won", [5])),
+                            Setting.MAIN, 5)
+    score = score_question(Setting.MAIN, QUESTION, parsed, None)
+    # both cite only fragment 5 (citation 0 everywhere): token F1 decides
+    assert score.matches == ((0, 1), (1, 0))
+    assert score.citation == 0.0
+    assert score.condition is None and score.answer is None and score.combined is None
+    assert score.matching == EXACT_MATCHING
+
+
+def test_exact_matching_with_judge_only_judges_matched_pairs():
+    parsed = parse_response(_output(("men", "Ben won", [1, 2])), Setting.MAIN, 5)
+    plan = plan_judgements(Setting.MAIN, QUESTION, "P", parsed, matching="exact")
+    assert set(plan) == {("condition", 0, 0), ("answer", 0, 0)}
+    score = score_question(Setting.MAIN, QUESTION, parsed,
+                           _judgements(plan, {k: 0.5 for k in plan}), matching="exact")
+    assert score.answer == 0.5 and score.citation == 1.0 and score.matching == EXACT_MATCHING
+
+
+def test_no_usable_pair_scores_zero_everywhere():
+    parsed = parse_response("no json here", Setting.MAIN, 5)
+    judged = score_question(Setting.MAIN, QUESTION, parsed, {})
+    assert (judged.condition, judged.answer, judged.citation, judged.combined) == (0, 0, 0, 0)
+    assert judged.count_difference == -2 and not judged.parsed
+    unjudged = score_question(Setting.MAIN, QUESTION, parsed, None)
+    assert unjudged.citation == 0.0 and unjudged.answer is None
+
+
+def test_judge_failure_excludes_the_question_instead_of_scoring_zero():
+    parsed = parse_response(_output(("men", "Ben", [1])), Setting.MAIN, 5)
+    plan = plan_judgements(Setting.MAIN, QUESTION, "P", parsed)
+    judgements = {key: _ok(0.9) for key in plan}
+    judgements[("answer", 0, 1)] = JudgeResult.failure("HTTP 500 after 4 retries")
+    failed = score_question(Setting.MAIN, QUESTION, parsed, judgements)
+    assert failed.judge_failed and failed.answer is None and failed.combined is None
+    assert failed.citation == 1.0
+    good = score_question(Setting.MAIN, QUESTION, parsed, {k: _ok(0.4) for k in plan})
+    summary = summarise([failed, good])
+    assert summary["answer_score"] == pytest.approx(0.4)  # the failed one left out
+    assert summary["judge_failed"] == 1
+    assert summary["citation_score"] == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("setting, has_condition, cites", [
+    (Setting.GOLD_CONDITIONS, False, True), (Setting.NO_CONDITIONS, False, True),
+    (Setting.CLOSED_BOOK, False, False), (Setting.CLOSED_BOOK_CONDITIONS, True, False),
+])
+def test_settings_report_their_own_metrics(setting, has_condition, cites):
+    parsed = parse_response(_output(("men", "Ben won", [1])), setting, 5)
+    plan = plan_judgements(setting, QUESTION, "P", parsed)
+    assert any(k[0] == "condition" for k in plan) == has_condition
+    score = score_question(setting, QUESTION, parsed, {k: _ok(0.5) for k in plan})
+    assert (score.condition is not None) == has_condition
+    assert (score.citation is not None) == cites
+    assert score.combined is None  # combined is the main setting's score
+
+
+def test_summary_counts_parse_rate_and_citation_problems():
+    good = score_question(Setting.MAIN, QUESTION, parse_response(
+        json.dumps({"conditions": [{"condition": "c", "answer": "a",
+                                     "citations": ["Fragment 1", "Fragment 9", "1"]}]}),
+        Setting.MAIN, 5), None)
+    bad = score_question(Setting.MAIN, QUESTION, parse_response("", Setting.MAIN, 5), None)
+    summary = summarise([good, bad])
+    assert summary["parse_rate"] == 0.5
+    assert summary["out_of_range_citations"] == 1 and summary["duplicate_citations"] == 1
+    assert summary["answer_count"] == 0.5 and summary["count_difference"] == -1.5
+    assert "answer_score" not in summary

@@ -1,0 +1,121 @@
+"""Installation and registration: import names, the lm-eval hook, the Inspect entry point."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO_ROOT, executable, subprocess_env
+
+DIRECTORY_OF = {"condambig_tasks": "condambig_tasks", "condambig_metrics": "metrics",
+                "condambig": "inspect_tasks"}
+LM_EVAL_TASKS = ("condambigqa", "condambigqa_gold_conditions", "condambigqa_no_conditions",
+                 "condambigqa_closed_book", "condambigqa_closed_book_conditions",
+                 "condambigqa_all")
+
+
+def _declared_packages() -> set[str]:
+    config = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
+    return set(config["tool"]["setuptools"]["packages"])
+
+
+def test_every_package_directory_is_declared_under_its_import_name():
+    found = set()
+    for import_name, directory in DIRECTORY_OF.items():
+        for init in (REPO_ROOT / directory).rglob("__init__.py"):
+            relative = init.parent.relative_to(REPO_ROOT / directory)
+            found.add(".".join([import_name, *relative.parts]))
+    assert found == _declared_packages()
+
+
+def test_no_generic_top_level_names_are_installed():
+    assert all(name.split(".")[0] in DIRECTORY_OF for name in _declared_packages())
+
+
+def test_startup_hook_is_cheap_and_lazy():
+    code = ("import sys; print('condambig_tasks._lm_eval_hook' in sys.modules, "
+            "'lm_eval' in sys.modules, 'condambig_metrics' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=subprocess_env(), check=True).stdout.split()
+    assert out == ["True", "False", "False"]
+
+
+def _lm_eval_task_list(**env: str) -> str:
+    result = subprocess.run([executable("lm_eval"), "ls", "tasks"], capture_output=True,
+                            text=True, env=subprocess_env(**env), timeout=300, cwd="/")
+    assert result.returncode == 0, result.stderr[-2000:]
+    return result.stdout
+
+
+@pytest.mark.e2e
+def test_stock_lm_eval_lists_the_tasks_and_the_opt_out_removes_them():
+    listed = _lm_eval_task_list()
+    for task in LM_EVAL_TASKS:
+        assert f"|{task} " in listed, task
+    assert "condambigqa" not in _lm_eval_task_list(CONDAMBIG_DISABLE_LM_EVAL_HOOK="1")
+
+
+def test_hook_adds_the_task_folder_to_task_manager_include_paths():
+    code = (
+        "from lm_eval.tasks import TaskManager; import condambig_tasks.lm_eval_tasks as t;"
+        "m = TaskManager(include_path='/nonexistent-user-path');"
+        "print(t.task_folder() in [str(p) for p in m.include_path])"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            env=subprocess_env(), timeout=300)
+    assert result.stdout.strip().endswith("True"), result.stderr[-2000:]
+
+
+@pytest.mark.e2e
+def test_inspect_lists_the_tasks():
+    listing = subprocess.run([executable("inspect"), "list", "tasks", "inspect_tasks"],
+                             capture_output=True, text=True, cwd=REPO_ROOT,
+                             env=subprocess_env(), timeout=300)
+    assert "inspect_tasks/condambigqa.py@condambigqa" in listing.stdout, listing.stderr[-2000:]
+    code = ("from inspect_ai._util.entrypoints import ensure_entry_points;"
+            "from inspect_ai._util.registry import registry_find, registry_info;"
+            "ensure_entry_points();"
+            "print(sorted(registry_info(t).name for t in registry_find(lambda i: i.type == 'task')))")
+    registered = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                env=subprocess_env(), timeout=300, cwd="/")
+    assert "condambig/condambigqa" in registered.stdout, registered.stderr[-2000:]
+
+
+@pytest.mark.e2e
+def test_regular_wheel_ships_the_pth_file_at_the_root(tmp_path):
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                    "-q", "-w", str(tmp_path), str(REPO_ROOT)], check=True, timeout=600,
+                   capture_output=True)
+    wheel = next(tmp_path.glob("condambig-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "condambig_lm_eval.pth" in names
+    assert "condambig_tasks/lm_eval_tasks/condambigqa/condambigqa.yaml" in names
+    assert "condambig_tasks/lm_eval_tasks/condambigqa/_condambigqa_template_yaml" in names
+    assert any(n.startswith("condambig_metrics/") for n in names)
+    assert any(n.startswith("condambig/") for n in names)
+
+
+@pytest.mark.e2e
+def test_regular_install_makes_stock_lm_eval_find_the_tasks(tmp_path):
+    """A non-editable install into a fresh venv (lm-eval itself comes from the base site)."""
+    wheel_dir, venv = tmp_path / "wheel", tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                    "-q", "-w", str(wheel_dir), str(REPO_ROOT)], check=True, timeout=600,
+                   capture_output=True)
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)],
+                   check=True, timeout=300)
+    python = venv / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps",
+                    str(next(wheel_dir.glob("*.whl")))], check=True, timeout=600,
+                   capture_output=True)
+    result = subprocess.run([str(venv / "bin" / "python"), "-m", "lm_eval", "ls", "tasks"],
+                            capture_output=True, text=True, env=subprocess_env(), cwd="/",
+                            timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    rows = [row for row in result.stdout.splitlines() if row.startswith("|condambigqa ")]
+    assert rows and str(venv) in rows[0], rows
