@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from condambig_metrics.judge.records import JudgeConfig
 
 DATA_DIR_VARIABLE = "CONDAMBIG_DATA_DIR"
 CACHE_DIR_VARIABLE = "CONDAMBIG_CACHE_DIR"
@@ -49,3 +53,92 @@ def environment_value(name: str) -> str | None:
     """One variable, stripped; None when unset or empty."""
     value = os.environ.get(name, "").strip()
     return value or None
+
+
+# lm-eval --metadata key -> (environment variable, JudgeConfig field)
+_JUDGE_OPTIONS = {
+    "judge_model": (JUDGE_MODEL_VARIABLE, "model"),
+    "judge_base_url": (JUDGE_BASE_URL_VARIABLE, "base_url"),
+    "judge_api_key": (JUDGE_API_KEY_VARIABLE, "api_key"),
+    "judge_concurrency": (JUDGE_CONCURRENCY_VARIABLE, "concurrency"),
+    "judge_max_retries": (JUDGE_MAX_RETRIES_VARIABLE, "max_retries"),
+    "judge_timeout": (JUDGE_TIMEOUT_VARIABLE, "timeout_seconds"),
+    "judge_cache": (JUDGE_CACHE_VARIABLE, "cache_path"),
+}
+_CACHE_OFF = {"off", "none", "no", "false", "0", "disabled"}
+
+
+def judge_config_from_environment(overrides: dict | None = None) -> JudgeConfig | None:
+    """The judge for lm-eval / condambig-score, or None when no judge model is configured.
+
+    ``overrides`` are lm-eval ``--metadata`` keys (``judge_model``, ``judge_base_url``,
+    ``judge_api_key``, ``judge_concurrency``, ``judge_max_retries``, ``judge_timeout``,
+    ``judge_cache``); they win over the ``CONDAMBIG_JUDGE_*`` variables. The API key falls
+    back to ``OPENAI_API_KEY``. ``judge_cache`` is a sqlite path, or ``off`` for no cache.
+    Returns a :class:`condambig_metrics.judge.JudgeConfig`.
+    """
+    from condambig_metrics.judge.records import JudgeConfig
+
+    overrides = overrides or {}
+    raw: dict[str, str] = {}
+    for key, (variable, field) in _JUDGE_OPTIONS.items():
+        value = overrides.get(key)
+        text = str(value).strip() if value is not None else ""
+        if not text:
+            text = environment_value(variable) or ""
+        if text:
+            raw[field] = text
+    if "model" not in raw:
+        return None
+    if "api_key" not in raw and environment_value("OPENAI_API_KEY"):
+        raw["api_key"] = environment_value("OPENAI_API_KEY") or ""
+    cache_enabled = raw.get("cache_path", "").lower() not in _CACHE_OFF
+    return JudgeConfig(
+        model=raw["model"],
+        base_url=raw.get("base_url"),
+        api_key=raw.get("api_key"),
+        concurrency=_number(raw, "concurrency", int, 16),
+        max_retries=_number(raw, "max_retries", int, 4),
+        timeout_seconds=_number(raw, "timeout_seconds", float, 60.0),
+        cache_path=raw.get("cache_path") if cache_enabled else None,
+        cache_enabled=cache_enabled,
+    )
+
+
+def _number(raw: dict[str, str], field: str, kind: type, default):
+    if field not in raw:
+        return default
+    try:
+        return kind(raw[field])
+    except ValueError:
+        names = [f"{variable} / --metadata {key}"
+                 for key, (variable, name) in _JUDGE_OPTIONS.items() if name == field]
+        raise ValueError(
+            f"judge setting {names[0]} must be a {kind.__name__}, got {raw[field]!r}"
+        ) from None
+
+
+# HotpotQA-FLM agents (answering agent A and downstream model D) for lm-eval,
+# condambig-score and Inspect's local-checkpoint mode. lm-eval --metadata keys / Inspect -T
+# options / condambig-score flags win over these; unset means the paper's google/flan-t5-base.
+FLM_ANSWERING_AGENT_VARIABLE = "CONDAMBIG_FLM_ANSWERING_AGENT"
+FLM_DOWNSTREAM_MODEL_VARIABLE = "CONDAMBIG_FLM_DOWNSTREAM_MODEL"
+FLM_DEVICE_VARIABLE = "CONDAMBIG_FLM_DEVICE"
+FLM_DTYPE_VARIABLE = "CONDAMBIG_FLM_DTYPE"
+FLM_BATCH_SIZE_VARIABLE = "CONDAMBIG_FLM_BATCH_SIZE"
+FLM_CACHE_VARIABLE = "CONDAMBIG_FLM_CACHE"
+FLM_DEFAULT_AGENT = "google/flan-t5-base"
+
+
+def flm_agent_environment() -> dict[str, str]:
+    """The HotpotQA-FLM agent variables that are set, under their --metadata key names."""
+    names = {
+        "answering_agent": FLM_ANSWERING_AGENT_VARIABLE,
+        "downstream_model": FLM_DOWNSTREAM_MODEL_VARIABLE,
+        "agent_device": FLM_DEVICE_VARIABLE,
+        "agent_dtype": FLM_DTYPE_VARIABLE,
+        "agent_batch_size": FLM_BATCH_SIZE_VARIABLE,
+        "downstream_cache": FLM_CACHE_VARIABLE,
+    }
+    found = {key: environment_value(variable) for key, variable in names.items()}
+    return {key: value for key, value in found.items() if value is not None}

@@ -13,6 +13,14 @@ FIXTURE_DATA = REPO_ROOT / "tests" / "fixtures" / "data"
 SHARED_DATA_VARIABLE = "CONDAMBIG_DATA_DIR"
 
 
+def pytest_configure(config) -> None:
+    """Keep judge caches and downloads of the whole run out of the user's ~/.cache."""
+    if not os.environ.get("CONDAMBIG_CACHE_DIR"):
+        import tempfile
+
+        os.environ["CONDAMBIG_CACHE_DIR"] = tempfile.mkdtemp(prefix="condambig-test-cache-")
+
+
 @pytest.fixture(scope="session")
 def fixture_data_dir() -> Path:
     return FIXTURE_DATA

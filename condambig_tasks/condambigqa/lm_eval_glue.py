@@ -22,8 +22,8 @@ from condambig_tasks.condambigqa.parser import parse_response
 from condambig_tasks.condambigqa.prompts import build_prompt
 from condambig_tasks.condambigqa.records import CondAmbigQuestion, Setting
 from condambig_tasks.condambigqa.scoring import (
-    ScoringInput,
     QuestionScore,
+    ScoringInput,
     score_all,
     summarise,
 )

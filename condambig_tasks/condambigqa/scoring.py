@@ -234,7 +234,7 @@ async def score_one_async(
         return score_question(setting, item.question, parsed, None)
     plan = plan_judgements(setting, item.question, item.prompt, parsed, matching)
     results = await engine.judge_many(list(plan.values()))
-    return score_question(setting, item.question, parsed, dict(zip(plan, results)), matching)
+    return score_question(setting, item.question, parsed, dict(zip(plan, results, strict=True)), matching)
 
 
 def score_all(
@@ -245,13 +245,13 @@ def score_all(
     setting = Setting(setting)
     parsed = [parse_response(it.output, setting, len(it.question.fragments)) for it in items]
     if engine is None:
-        return [score_question(setting, it.question, p, None) for it, p in zip(items, parsed)]
+        return [score_question(setting, it.question, p, None) for it, p in zip(items, parsed, strict=True)]
     plans = [plan_judgements(setting, it.question, it.prompt, p, matching)
-             for it, p in zip(items, parsed)]
+             for it, p in zip(items, parsed, strict=True)]
     flat = [request for plan in plans for request in plan.values()]
     results = iter(engine.judge_many_sync(flat))
     scores = []
-    for item, parse, plan in zip(items, parsed, plans):
+    for item, parse, plan in zip(items, parsed, plans, strict=True):
         judgements = {key: next(results) for key in plan}
         scores.append(score_question(setting, item.question, parse, judgements, matching))
     return scores

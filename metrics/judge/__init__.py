@@ -1,1 +1,54 @@
-"""placeholder"""
+"""The LLM judge (G-Eval) shared by lm-eval, Inspect and ``condambig-score``.
+
+``render_prompt`` builds the G-Eval prompt, a backend sends it (``openai_judge_engine`` for
+any OpenAI-compatible endpoint; ``condambig.judge_backend`` for Inspect's grader role), and
+:class:`JudgeEngine` adds the cache, bounded concurrency, retries and failure accounting.
+A failed judgement has ``score=None``: leave it out of means and report ``summarize``.
+"""
+
+from condambig_metrics.judge.cache import JudgeCache, cache_key
+from condambig_metrics.judge.engine import JudgeEngine, summarize
+from condambig_metrics.judge.errors import (
+    JudgeError,
+    PermanentJudgeError,
+    TransientJudgeError,
+    UnparseableReplyError,
+)
+from condambig_metrics.judge.openai_backend import OpenAIJudgeBackend, openai_judge_engine
+from condambig_metrics.judge.prompt import render_prompt
+from condambig_metrics.judge.records import (
+    JudgeBackend,
+    JudgeCompletion,
+    JudgeConfig,
+    JudgeCriterion,
+    JudgeRequest,
+    JudgeResult,
+    JudgeStats,
+    TokenLogprobs,
+)
+from condambig_metrics.judge.scoring import judge_reply, parse_reply, token_logprobs
+
+__all__ = [
+    "JudgeBackend",
+    "JudgeCache",
+    "JudgeCompletion",
+    "JudgeConfig",
+    "JudgeCriterion",
+    "JudgeEngine",
+    "JudgeError",
+    "JudgeRequest",
+    "JudgeResult",
+    "JudgeStats",
+    "OpenAIJudgeBackend",
+    "PermanentJudgeError",
+    "TokenLogprobs",
+    "TransientJudgeError",
+    "UnparseableReplyError",
+    "cache_key",
+    "judge_reply",
+    "openai_judge_engine",
+    "parse_reply",
+    "render_prompt",
+    "summarize",
+    "token_logprobs",
+]

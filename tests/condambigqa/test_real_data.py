@@ -47,7 +47,7 @@ def test_gold_fed_back_scores_full_citation_and_zero_count_difference(questions)
         scores.append(score_question(Setting.MAIN, question, parsed, None))
     summary = summarise(scores)
     print(f"gold as output: {summary}")
-    with_citations = [s for q, s in zip(questions, scores) if all(p.fragments for p in q.properties)]
+    with_citations = [s for q, s in zip(questions, scores, strict=True) if all(p.fragments for p in q.properties)]
     assert mean(s.citation for s in with_citations) == 1.0
     assert summary["count_difference"] == 0
     assert summary["parse_rate"] == 1.0

@@ -1,0 +1,27 @@
+"""Judge errors, split by what the engine should do with them."""
+
+from __future__ import annotations
+
+
+class JudgeError(Exception):
+    """Base class of errors raised by judge backends."""
+
+
+class TransientJudgeError(JudgeError):
+    """Worth retrying: timeouts, 408/429, 5xx, dropped connections, malformed bodies."""
+
+
+class UnparseableReplyError(TransientJudgeError):
+    """The judge answered but no 0-10 score could be read from its reply."""
+
+
+class PermanentJudgeError(JudgeError):
+    """Retrying cannot help (bad key, unknown model, rejected request): fail at once.
+
+    ``affects_all_requests`` marks errors of the endpoint rather than of one prompt (401,
+    403, 404): the engine then fails the remaining requests without sending them.
+    """
+
+    def __init__(self, message: str, affects_all_requests: bool = False):
+        super().__init__(message)
+        self.affects_all_requests = affects_all_requests

@@ -1,0 +1,164 @@
+"""OpenAI-compatible chat completions as a judge backend (OpenAI, vLLM ``serve``, ...).
+
+The SDK's own retries are switched off (``max_retries=0``) so every retry goes through the
+engine and is counted once. Errors are sorted into transient (retried) and permanent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from condambig_metrics.judge.cache import JudgeCache
+from condambig_metrics.judge.engine import JudgeEngine
+from condambig_metrics.judge.errors import PermanentJudgeError, TransientJudgeError
+from condambig_metrics.judge.records import JudgeCompletion, JudgeConfig
+from condambig_metrics.judge.scoring import token_logprobs
+
+# Key sent when the endpoint needs none (a local vLLM server); the SDK insists on one.
+_PLACEHOLDER_API_KEY = "EMPTY"
+_RETRYABLE_STATUS = {408, 409, 425, 429}
+_ENDPOINT_STATUS = {401, 403, 404}
+
+
+class OpenAIJudgeBackend:
+    """One chat-completions call per prompt: temperature 0, top logprobs requested."""
+
+    def __init__(self, config: JudgeConfig):
+        try:
+            import openai  # noqa: F401
+        except ImportError as error:  # pragma: no cover - depends on the environment
+            raise ImportError(
+                "the LLM judge needs the openai package: pip install 'condambig[judge]'"
+            ) from error
+        if config.base_url is None and not config.api_key:
+            raise ValueError(
+                f"judge {config.model!r}: no API key for api.openai.com. Set "
+                "CONDAMBIG_JUDGE_API_KEY or OPENAI_API_KEY (or --metadata judge_api_key), or "
+                "point CONDAMBIG_JUDGE_BASE_URL at a server that needs none (e.g. vllm serve)."
+            )
+        self.config = config
+        self.model_name = config.model
+        self._client: Any = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._logprobs_supported = config.top_logprobs > 0
+
+    async def complete(self, prompt: str) -> JudgeCompletion:
+        import openai
+
+        arguments: dict[str, Any] = {
+            "model": self.config.model,
+            "messages": [{"role": "user", "content": prompt}],
+            "temperature": 0,
+            "max_tokens": self.config.max_tokens,
+        }
+        if self._logprobs_supported:
+            arguments.update(logprobs=True, top_logprobs=self.config.top_logprobs)
+        try:
+            response = await self._client_for_this_loop().chat.completions.create(**arguments)
+        except openai.BadRequestError as error:
+            if self._logprobs_supported and "logprob" in str(error).lower():
+                # Some models/servers refuse logprobs: judge with the parsed integer instead.
+                self._logprobs_supported = False
+                return await self.complete(prompt)
+            raise _classify(error) from error
+        except openai.OpenAIError as error:
+            raise _classify(error) from error
+        except (json.JSONDecodeError, ValueError, TypeError) as error:
+            raise TransientJudgeError(f"malformed judge response body: {error}") from error
+        return _completion(response)
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            client, self._client, self._client_loop = self._client, None, None
+            await client.close()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"config": self.config}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["config"])
+
+    def _client_for_this_loop(self) -> Any:
+        """An AsyncOpenAI client bound to the running loop (a new loop needs a new client)."""
+        import openai
+
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            self._client = openai.AsyncOpenAI(
+                api_key=self.config.api_key or _PLACEHOLDER_API_KEY,
+                base_url=self.config.base_url,
+                timeout=self.config.timeout_seconds,
+                max_retries=0,
+            )
+            self._client_loop = loop
+        return self._client
+
+
+def openai_judge_engine(config: JudgeConfig) -> JudgeEngine:
+    """The engine for lm-eval and condambig-score: OpenAI-compatible backend plus sqlite cache."""
+    cache = None
+    if config.cache_enabled:
+        if config.cache_path:
+            cache_path = config.cache_path
+        else:
+            from condambig_tasks import settings
+
+            cache_path = str(settings.cache_dir() / "judge.sqlite")
+        cache = JudgeCache(cache_path)
+    return JudgeEngine(
+        OpenAIJudgeBackend(config), cache, concurrency=config.concurrency,
+        max_retries=config.max_retries,
+        request_timeout_seconds=config.timeout_seconds * 1.5,  # safety net over the SDK's own
+    )
+
+
+def _classify(error: Exception) -> Exception:
+    """Map an SDK error to a transient or permanent judge error with an actionable message."""
+    import openai
+
+    if isinstance(error, openai.APITimeoutError):
+        return TransientJudgeError(f"judge request timed out: {error}")
+    if isinstance(error, openai.APIConnectionError):
+        return TransientJudgeError(f"cannot reach the judge endpoint: {error}")
+    if isinstance(error, openai.APIResponseValidationError):
+        return TransientJudgeError(f"malformed judge response body: {error}")
+    if isinstance(error, openai.APIStatusError):
+        status = error.status_code
+        if status in _RETRYABLE_STATUS or status >= 500:
+            return TransientJudgeError(f"judge endpoint returned HTTP {status}: {error.message}")
+        hint = {
+            401: "check the key in CONDAMBIG_JUDGE_API_KEY, OPENAI_API_KEY or --metadata judge_api_key",
+            403: "the key is not allowed to use this model",
+            404: "check CONDAMBIG_JUDGE_MODEL and CONDAMBIG_JUDGE_BASE_URL, which should end in /v1",
+        }.get(status, "the endpoint rejected the request")
+        return PermanentJudgeError(
+            f"judge endpoint returned HTTP {status}: {error.message}. What to do: {hint}",
+            affects_all_requests=status in _ENDPOINT_STATUS,
+        )
+    return TransientJudgeError(f"judge request failed: {type(error).__name__}: {error}")
+
+
+def _completion(response: Any) -> JudgeCompletion:
+    """Text and top logprobs of the first choice; a body without them is malformed."""
+    choices = getattr(response, "choices", None)
+    if not choices:
+        raise TransientJudgeError("malformed judge response: no choices")
+    choice = choices[0]
+    message = getattr(choice, "message", None)
+    text = getattr(message, "content", None)
+    if not isinstance(text, str):
+        raise TransientJudgeError("malformed judge response: the first choice has no text")
+    content = getattr(getattr(choice, "logprobs", None), "content", None)
+    if not content:
+        return JudgeCompletion(text=text, token_logprobs=None)
+    tokens = [
+        token_logprobs(
+            entry.token, entry.logprob,
+            ((alternative.token, alternative.logprob)
+             for alternative in (getattr(entry, "top_logprobs", None) or [])),
+        )
+        for entry in content
+    ]
+    return JudgeCompletion(text=text, token_logprobs=tokens)

@@ -1,0 +1,116 @@
+"""The judge's typed vocabulary: what is asked, what comes back, how it is configured.
+
+Kept free of any client library so both frameworks (and pickling under lm-eval's data
+parallelism) can pass these values around.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class JudgeCriterion:
+    """One G-Eval metric definition: what to judge and the steps the judge follows."""
+
+    name: str
+    criteria: str
+    evaluation_steps: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """One judgement: the model's input, its output and the reference output."""
+
+    criterion: JudgeCriterion
+    input: str
+    actual_output: str
+    expected_output: str
+
+
+@dataclass(frozen=True)
+class JudgeResult:
+    """A judgement. ``score`` is None when it failed: callers exclude it, never count it as 0."""
+
+    score: float | None
+    raw_score: float | None
+    weighted: bool
+    failed: bool
+    error: str | None
+    cached: bool
+    reason: str
+
+    @classmethod
+    def failure(cls, error: str) -> JudgeResult:
+        return cls(score=None, raw_score=None, weighted=False, failed=True, error=error,
+                   cached=False, reason="")
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """How to reach an OpenAI-compatible judge. Built by ``settings.judge_config_from_environment``."""
+
+    model: str
+    base_url: str | None = None
+    api_key: str | None = None
+    concurrency: int = 16
+    max_retries: int = 4
+    timeout_seconds: float = 60.0
+    cache_path: str | None = None  # sqlite file; None -> settings.cache_dir()/judge.sqlite
+    top_logprobs: int = 20
+    cache_enabled: bool = True
+    max_tokens: int = 256
+
+    def __post_init__(self) -> None:
+        if not self.model.strip():
+            raise ValueError("JudgeConfig.model must name the judge model (e.g. gpt-4o-mini)")
+        if self.concurrency < 1:
+            raise ValueError(f"judge concurrency must be >= 1, got {self.concurrency}")
+        if self.max_retries < 0:
+            raise ValueError(f"judge max_retries must be >= 0, got {self.max_retries}")
+        if self.timeout_seconds <= 0:
+            raise ValueError(f"judge timeout must be > 0 seconds, got {self.timeout_seconds}")
+        if not 0 <= self.top_logprobs <= 20:
+            raise ValueError(f"judge top_logprobs must be in 0..20, got {self.top_logprobs}")
+
+
+@dataclass(frozen=True)
+class TokenLogprobs:
+    """One generated token and the log-probabilities of its top alternatives (token -> logprob)."""
+
+    token: str
+    top: Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class JudgeCompletion:
+    """A judge reply: the text and, when the backend returned them, per-token top logprobs."""
+
+    text: str
+    token_logprobs: list[TokenLogprobs] | None = None
+
+
+@dataclass(frozen=True)
+class JudgeStats:
+    """Counters over an engine's lifetime (requests_sent counts every attempt, retries included)."""
+
+    requests_sent: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    failures: int = 0
+
+
+@runtime_checkable
+class JudgeBackend(Protocol):
+    """Anything that can send one prompt to a judge model and return its completion.
+
+    Raise :class:`~condambig_metrics.judge.errors.TransientJudgeError` for what a retry may
+    fix and :class:`~condambig_metrics.judge.errors.PermanentJudgeError` for what it cannot.
+    A backend may also define ``async def aclose()`` to release connections.
+    """
+
+    model_name: str
+
+    async def complete(self, prompt: str) -> JudgeCompletion: ...

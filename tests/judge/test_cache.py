@@ -1,0 +1,131 @@
+"""The sqlite judge cache: persistence, keys, resuming a killed run, sharing between processes."""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import pickle
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from condambig_metrics.judge import JudgeCache, cache_key, render_prompt
+from condambig_metrics.judge.cache import CachedJudgement
+from tests.judge.conftest import request
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_round_trip_and_persistence(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "judge.sqlite"
+    cache = JudgeCache(path)
+    cache.put("k1", "m", CachedJudgement(7.25, True, "close"))
+    cache.close()
+    reopened = JudgeCache(path)
+    assert reopened.get("k1") == CachedJudgement(7.25, True, "close")
+    assert reopened.get("k2") is None
+    assert len(reopened) == 1
+    assert pickle.loads(pickle.dumps(reopened)).get("k1").raw_score == 7.25
+
+
+def test_key_depends_on_judge_model_and_full_prompt() -> None:
+    prompt = render_prompt(request("Lyon"))
+    assert cache_key("m", prompt) == cache_key("m", prompt)
+    assert cache_key("m", prompt) != cache_key("n", prompt)
+    assert cache_key("m", prompt) != cache_key("m", prompt + " ")
+    assert cache_key("ab", "c") != cache_key("a", "bc")
+
+
+def test_unwritable_location_says_what_to_do(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    with pytest.raises(OSError, match="CONDAMBIG_JUDGE_CACHE"):
+        len(JudgeCache(blocker / "judge.sqlite"))
+
+
+def _write_many(path: str, worker: int) -> None:
+    cache = JudgeCache(path)
+    for index in range(150):
+        # half the keys are shared between the workers, half are their own
+        key = f"shared-{index}" if index % 2 else f"w{worker}-{index}"
+        cache.put(key, "m", CachedJudgement(float(index % 11), False, f"w{worker}"))
+
+
+def test_two_processes_can_share_one_file(tmp_path: Path) -> None:
+    path = str(tmp_path / "judge.sqlite")
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_write_many, args=(path, n)) for n in (1, 2)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+    assert [worker.exitcode for worker in workers] == [0, 0]
+    assert len(JudgeCache(path)) == 75 + 75 + 75  # shared odd keys once, even keys per worker
+
+
+def _wait_for(condition, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting for the judge run")
+        time.sleep(0.02)
+
+
+@pytest.mark.e2e
+def test_killed_run_resumes_asking_only_for_what_is_missing(
+    judge_server, make_engine, tmp_path: Path
+) -> None:
+    server = judge_server({"latency_ms": 80, "default": {"scores": {"6": 1.0}}})
+    path = tmp_path / "judge.sqlite"
+    total = 20
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.judge._judge_run", server.base_url, str(path), str(total)],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    try:
+        _wait_for(lambda: path.exists() and len(JudgeCache(path)) >= 5)
+    finally:
+        process.kill()
+        process.wait(10)
+    done = len(JudgeCache(path))
+    assert 5 <= done < total
+    asked_before = set(server.stats(with_prompts=True)["prompts"])
+
+    server.reset()
+    requests = [request(f"answer number {i}") for i in range(total)]
+    results = make_engine(server, cache=JudgeCache(path)).judge_many_sync(requests)
+    assert server.stats()["requests"] == total - done
+    resumed = set(server.stats(with_prompts=True)["prompts"])
+    cached_prompts = {render_prompt(r) for r, res in zip(requests, results, strict=True)
+                      if res.cached}
+    assert len(cached_prompts) == done and not resumed & cached_prompts
+    assert cached_prompts <= asked_before
+    assert all(not r.failed and r.raw_score == 6.0 for r in results)
+
+
+def test_cancelled_run_resumes_asking_only_for_what_is_missing(
+    judge_server, make_engine, tmp_path: Path
+) -> None:
+    server = judge_server({"latency_ms": 40})
+    path = tmp_path / "judge.sqlite"
+    requests = [request(f"answer number {i}") for i in range(20)]
+
+    async def run_then_cancel() -> None:
+        engine = make_engine(server, cache=JudgeCache(path), concurrency=2)
+        task = asyncio.create_task(engine.judge_many(requests))
+        while len(JudgeCache(path)) < 6:
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(run_then_cancel())
+    done = len(JudgeCache(path))
+    assert 6 <= done < 20
+    server.reset()
+    results = make_engine(server, cache=JudgeCache(path)).judge_many_sync(requests)
+    assert server.stats()["requests"] == 20 - done
+    assert sum(r.cached for r in results) == done

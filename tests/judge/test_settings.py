@@ -1,0 +1,95 @@
+"""Judge configuration from CONDAMBIG_JUDGE_* variables and lm-eval --metadata overrides."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from condambig_metrics.judge import JudgeConfig
+from condambig_tasks import settings
+
+VARIABLES = [
+    "CONDAMBIG_JUDGE_MODEL", "CONDAMBIG_JUDGE_BASE_URL", "CONDAMBIG_JUDGE_API_KEY",
+    "CONDAMBIG_JUDGE_CONCURRENCY", "CONDAMBIG_JUDGE_MAX_RETRIES", "CONDAMBIG_JUDGE_TIMEOUT",
+    "CONDAMBIG_JUDGE_CACHE", "OPENAI_API_KEY",
+]
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_no_judge_model_means_no_judge(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CONDAMBIG_JUDGE_BASE_URL", "http://localhost:8000/v1")
+    assert settings.judge_config_from_environment(None) is None
+    assert settings.judge_config_from_environment({"judge_model": "  "}) is None
+
+
+def test_environment_variables_are_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in [("CONDAMBIG_JUDGE_MODEL", "Qwen/Qwen2.5-7B-Instruct"),
+                        ("CONDAMBIG_JUDGE_BASE_URL", "http://gpu-node:8000/v1"),
+                        ("CONDAMBIG_JUDGE_API_KEY", "k-env"),
+                        ("CONDAMBIG_JUDGE_CONCURRENCY", "64"),
+                        ("CONDAMBIG_JUDGE_MAX_RETRIES", "7"),
+                        ("CONDAMBIG_JUDGE_TIMEOUT", "12.5"),
+                        ("CONDAMBIG_JUDGE_CACHE", "/tmp/j.sqlite")]:
+        monkeypatch.setenv(name, value)
+    config = settings.judge_config_from_environment()
+    assert config == JudgeConfig(model="Qwen/Qwen2.5-7B-Instruct",
+                                 base_url="http://gpu-node:8000/v1", api_key="k-env",
+                                 concurrency=64, max_retries=7, timeout_seconds=12.5,
+                                 cache_path="/tmp/j.sqlite")
+    assert pickle.loads(pickle.dumps(config)) == config
+
+
+def test_metadata_overrides_win_over_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CONDAMBIG_JUDGE_MODEL", "env-model")
+    monkeypatch.setenv("CONDAMBIG_JUDGE_CONCURRENCY", "8")
+    monkeypatch.setenv("CONDAMBIG_JUDGE_BASE_URL", "http://env/v1")
+    config = settings.judge_config_from_environment(
+        {"judge_model": "gpt-4o-mini", "judge_concurrency": 32, "judge_timeout": 5,
+         "judge_max_retries": "0", "unrelated": "x"})
+    assert (config.model, config.concurrency, config.timeout_seconds, config.max_retries,
+            config.base_url) == ("gpt-4o-mini", 32, 5.0, 0, "http://env/v1")
+
+
+def test_api_key_falls_back_to_openai_api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai")
+    config = settings.judge_config_from_environment({"judge_model": "gpt-4o-mini"})
+    assert config.api_key == "sk-openai" and config.base_url is None
+    monkeypatch.setenv("CONDAMBIG_JUDGE_API_KEY", "sk-judge")
+    assert settings.judge_config_from_environment({"judge_model": "m"}).api_key == "sk-judge"
+    assert settings.judge_config_from_environment(
+        {"judge_model": "m", "judge_api_key": "sk-meta"}).api_key == "sk-meta"
+
+
+def test_cache_can_be_switched_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    config = settings.judge_config_from_environment({"judge_model": "m", "judge_cache": "off"})
+    assert config.cache_enabled is False and config.cache_path is None
+    default = settings.judge_config_from_environment({"judge_model": "m"})
+    assert default.cache_enabled is True and default.cache_path is None
+
+
+@pytest.mark.parametrize(("key", "value", "variable"), [
+    ("judge_concurrency", "many", "CONDAMBIG_JUDGE_CONCURRENCY"),
+    ("judge_timeout", "1m", "CONDAMBIG_JUDGE_TIMEOUT"),
+    ("judge_max_retries", "2.5", "CONDAMBIG_JUDGE_MAX_RETRIES"),
+])
+def test_bad_numbers_name_the_setting(key: str, value: str, variable: str) -> None:
+    with pytest.raises(ValueError, match=variable):
+        settings.judge_config_from_environment({"judge_model": "m", key: value})
+
+
+def test_out_of_range_values_are_rejected() -> None:
+    with pytest.raises(ValueError, match="concurrency"):
+        settings.judge_config_from_environment({"judge_model": "m", "judge_concurrency": 0})
+
+
+def test_openai_without_a_key_says_what_to_set() -> None:
+    from condambig_metrics.judge import OpenAIJudgeBackend
+
+    with pytest.raises(ValueError, match="OPENAI_API_KEY"):
+        OpenAIJudgeBackend(JudgeConfig(model="gpt-4o-mini"))

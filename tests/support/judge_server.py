@@ -1,0 +1,471 @@
+"""A loopback OpenAI chat-completions server whose judgements and failures the test controls.
+
+Speaks ``POST /v1/chat/completions`` (with ``logprobs`` / ``top_logprobs``, and ``stream``),
+``GET /v1/models``, plus test endpoints ``GET /stats`` (request counters; ``?prompts=1``
+adds every prompt received), ``POST /reset`` and ``POST /script`` (replace the script).
+
+A *script* (dict or JSON file) says what to answer::
+
+    {
+      "rules": [                                  # first rule whose text occurs in the prompt
+        {"contains": "Paris", "scores": {"7": 0.6, "8": 0.3, "seven": 0.1},
+         "reason": "close"},
+        {"contains": "gibberish", "reply": "I cannot grade this."},   # verbatim reply
+        {"contains": "no logprobs", "scores": {"4": 1.0}, "logprobs": false}
+      ],
+      "default": {"scores": {"5": 1.0}},          # when no rule matches
+      "faults": [                                 # applied before answering
+        {"kind": "429", "first": 2},              # the first 2 requests get HTTP 429
+        {"kind": "timeout", "contains": "slow", "sleep_seconds": 3}   # always, when matched
+      ],
+      "latency_ms": 50,                           # added to every request
+      "require_api_key": "secret"                 # optional: 401 unless this bearer key
+    }
+
+The reply is ``{"score": N, "reason": "..."}`` where N is the most probable integer in
+``scores``; the score token's top logprobs are ``log(p)`` of every ``scores`` entry (with the
+score token's leading space), so a weighted score can be computed by hand. Fault kinds:
+``429``, ``500``, ``503``, ``408``, ``400``, ``401``, ``403``, ``404`` (HTTP errors),
+``timeout`` (sleep ``sleep_seconds`` then answer), ``malformed`` (HTTP 200, invalid JSON),
+``no_choices`` (HTTP 200, JSON without choices), ``disconnect`` (close without answering),
+``unparseable`` (HTTP 200, a reply with no score in it).
+
+In-process: ``with JudgeServer(script) as server: ... server.base_url ... server.stats()``.
+As a process (for CLI end-to-end tests)::
+
+    python -m tests.support.judge_server --port 0 --script FILE [--latency-ms 50]
+
+prints one JSON line ``{"port": N, "base_url": "http://127.0.0.1:N/v1"}`` and serves until
+terminated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import socket
+import sys
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+HTTP_FAULTS = {"400", "401", "403", "404", "408", "429", "500", "502", "503"}
+OTHER_FAULTS = {"timeout", "malformed", "no_choices", "disconnect", "unparseable"}
+_TOKEN = re.compile(r"\s*\d{1,3}|\s*[A-Za-z_]+|\s*[^\w\s]+|\s+")
+
+
+@dataclass(frozen=True)
+class ScoreRule:
+    """What to answer when ``contains`` occurs in the prompt (None: every prompt)."""
+
+    contains: str | None = None
+    scores: dict[str, float] = field(default_factory=lambda: {"5": 1.0})
+    reason: str = "scripted judgement"
+    reply: str | None = None
+    logprobs: bool = True
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ScoreRule:
+        scores = {str(token): float(p) for token, p in data.get("scores", {"5": 1.0}).items()}
+        return cls(contains=data.get("contains"), scores=scores,
+                   reason=str(data.get("reason", "scripted judgement")),
+                   reply=data.get("reply"), logprobs=bool(data.get("logprobs", True)))
+
+    def score(self) -> int | None:
+        integers = {int(t): p for t, p in self.scores.items() if t.strip().isdigit()}
+        return max(integers, key=lambda value: integers[value]) if integers else None
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A failure injected for the first ``first`` matching requests (None: always)."""
+
+    kind: str
+    first: int | None = None
+    contains: str | None = None
+    sleep_seconds: float = 5.0
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Fault:
+        kind = str(data["kind"])
+        if kind not in HTTP_FAULTS | OTHER_FAULTS:
+            raise ValueError(f"unknown fault kind {kind!r}; use one of "
+                             f"{sorted(HTTP_FAULTS | OTHER_FAULTS)}")
+        first = data.get("first")
+        return cls(kind=kind, first=None if first is None else int(first),
+                   contains=data.get("contains"),
+                   sleep_seconds=float(data.get("sleep_seconds", 5.0)))
+
+
+@dataclass(frozen=True)
+class JudgeScript:
+    rules: tuple[ScoreRule, ...] = ()
+    default: ScoreRule = ScoreRule()
+    faults: tuple[Fault, ...] = ()
+    latency_ms: float = 0.0
+    require_api_key: str | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> JudgeScript:
+        data = data or {}
+        return cls(
+            rules=tuple(ScoreRule.from_dict(rule) for rule in data.get("rules", [])),
+            default=ScoreRule.from_dict(data.get("default", {})),
+            faults=tuple(Fault.from_dict(fault) for fault in data.get("faults", [])),
+            latency_ms=float(data.get("latency_ms", 0.0)),
+            require_api_key=data.get("require_api_key"),
+        )
+
+    def rule_for(self, prompt: str) -> ScoreRule:
+        for rule in self.rules:
+            if rule.contains is None or rule.contains in prompt:
+                return rule
+        return self.default
+
+
+class _State:
+    """Script and counters shared by the handler threads."""
+
+    def __init__(self, script: JudgeScript):
+        self.lock = threading.Lock()
+        self.script = script
+        self.reset()
+
+    def reset(self) -> None:
+        with self.lock:
+            self.requests = 0
+            self.outcomes: Counter[str] = Counter()
+            self.fault_counts: Counter[int] = Counter()
+            self.prompts: list[str] = []
+            self.last_request: dict[str, Any] = {}
+            self.in_flight = 0
+            self.max_in_flight = 0
+
+    def admit(self, body: dict[str, Any], prompt: str) -> tuple[JudgeScript, Fault | None]:
+        """Count a request and decide which fault (if any) it gets."""
+        with self.lock:
+            self.requests += 1
+            self.prompts.append(prompt)
+            self.last_request = {k: v for k, v in body.items() if k != "messages"}
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            chosen = None
+            for index, fault in enumerate(self.script.faults):
+                if fault.contains is not None and fault.contains not in prompt:
+                    continue
+                if fault.first is not None and self.fault_counts[index] >= fault.first:
+                    continue
+                self.fault_counts[index] += 1
+                chosen = fault
+                break
+            return self.script, chosen
+
+    def finish(self, outcome: str) -> None:
+        with self.lock:
+            self.in_flight -= 1
+            self.outcomes[outcome] += 1
+
+    def snapshot(self, with_prompts: bool = False) -> dict[str, Any]:
+        with self.lock:
+            stats: dict[str, Any] = {
+                "requests": self.requests,
+                "outcomes": dict(self.outcomes),
+                "max_in_flight": self.max_in_flight,
+                "last_request": dict(self.last_request),
+            }
+            if with_prompts:
+                stats["prompts"] = list(self.prompts)
+            return stats
+
+
+def tokenize(text: str) -> list[str]:
+    """Split a reply into tokens (digits 1-3 at a time, as OpenAI's tokenizers do)."""
+    tokens = _TOKEN.findall(text)
+    assert "".join(tokens) == text
+    return tokens
+
+
+def completion_body(rule: ScoreRule, model: str, want_logprobs: bool, top_n: int,
+                    number: int) -> dict[str, Any]:
+    """The chat-completion JSON for one scripted judgement."""
+    score = rule.score()
+    if rule.reply is not None:
+        text = rule.reply
+    else:
+        text = json.dumps({"score": score, "reason": rule.reason})
+    choice: dict[str, Any] = {
+        "index": 0, "message": {"role": "assistant", "content": text},
+        "finish_reason": "stop", "logprobs": None,
+    }
+    tokens = tokenize(text)
+    if want_logprobs and rule.logprobs:
+        choice["logprobs"] = {"content": _token_logprobs(tokens, rule, score, top_n)}
+    return {
+        "id": f"chatcmpl-loopback-{number}", "object": "chat.completion",
+        "created": int(time.time()), "model": model, "choices": [choice],
+        "usage": {"prompt_tokens": 10, "completion_tokens": len(tokens),
+                  "total_tokens": 10 + len(tokens)},
+    }
+
+
+def _token_logprobs(tokens: list[str], rule: ScoreRule, score: int | None,
+                    top_n: int) -> list[dict[str, Any]]:
+    entries = []
+    score_token_seen = False
+    for token in tokens:
+        alternatives = [(token, 0.0)]
+        if (rule.reply is None and not score_token_seen and score is not None
+                and token.strip() == str(score)):
+            score_token_seen = True
+            lead = token[: len(token) - len(token.lstrip())]
+            alternatives = sorted(
+                ((lead + key, math.log(p)) for key, p in rule.scores.items() if p > 0),
+                key=lambda pair: -pair[1],
+            )
+        chosen_logprob = dict(alternatives).get(token, 0.0)
+        entries.append({
+            "token": token, "logprob": chosen_logprob, "bytes": list(token.encode()),
+            "top_logprobs": [
+                {"token": alt, "logprob": lp, "bytes": list(alt.encode())}
+                for alt, lp in alternatives[:top_n]
+            ],
+        })
+    return entries
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def setup(self) -> None:
+        super().setup()
+        # Headers and body are separate small writes: without this, Nagle's algorithm and
+        # the client's delayed ACK add ~40 ms to every response.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def do_GET(self) -> None:
+        url = urlparse(self.path)
+        if url.path == "/stats":
+            with_prompts = parse_qs(url.query).get("prompts", ["0"])[0] not in {"0", ""}
+            self._json(200, self.server.state.snapshot(with_prompts))
+        elif url.path.rstrip("/") in {"/v1/models", "/models"}:
+            self._json(200, {"object": "list", "data": [
+                {"id": "loopback-judge", "object": "model", "created": 0, "owned_by": "test"}]})
+        else:
+            self._json(404, {"error": {"message": f"no route {url.path}"}})
+
+    def do_POST(self) -> None:
+        path = urlparse(self.path).path.rstrip("/")
+        body = self._read_json()
+        if path == "/reset":
+            self.server.state.reset()
+            self._json(200, {"ok": True})
+        elif path == "/script":
+            script = JudgeScript.from_dict(body)
+            with self.server.state.lock:
+                self.server.state.script = script
+            self._json(200, {"ok": True})
+        elif path in {"/v1/chat/completions", "/chat/completions"}:
+            self._chat_completion(body or {})
+        else:
+            self._json(404, {"error": {"message": f"no route {path}"}})
+
+    def _chat_completion(self, body: dict[str, Any]) -> None:
+        state = self.server.state
+        prompt = _last_user_text(body.get("messages", []))
+        script, fault = state.admit(body, prompt)
+        outcome = "ok"
+        try:
+            if script.latency_ms:
+                time.sleep(script.latency_ms / 1000)
+            if script.require_api_key is not None and (
+                self.headers.get("Authorization") != f"Bearer {script.require_api_key}"
+            ):
+                outcome = "401"
+                self._json(401, _error("Incorrect API key provided.", "invalid_api_key"))
+                return
+            if fault is not None:
+                outcome = fault.kind
+                if fault.kind in HTTP_FAULTS:
+                    self._json(int(fault.kind), _error(f"injected HTTP {fault.kind}", fault.kind))
+                    return
+                if fault.kind == "malformed":
+                    self._raw(200, b'{"id": "chatcmpl-broken", "choices": [{"mess', "application/json")
+                    return
+                if fault.kind == "no_choices":
+                    self._json(200, {"id": "chatcmpl-empty", "object": "chat.completion",
+                                     "created": 0, "model": body.get("model", ""),
+                                     "choices": []})
+                    return
+                if fault.kind == "disconnect":
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
+                if fault.kind == "timeout":
+                    time.sleep(fault.sleep_seconds)
+            rule = script.rule_for(prompt)
+            if fault is not None and fault.kind == "unparseable":
+                rule = ScoreRule(reply="I would rather not give a number here.")
+            top_n = int(body.get("top_logprobs") or 0)
+            payload = completion_body(rule, body.get("model", ""), bool(body.get("logprobs")),
+                                      top_n, state.requests)
+            if body.get("stream"):
+                self._stream(payload)
+            else:
+                self._json(200, payload)
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            outcome = f"{outcome}-client-gone"
+        finally:
+            state.finish(outcome)
+
+    def _stream(self, payload: dict[str, Any]) -> None:
+        """Server-sent events: one chunk per token (with its logprobs), then usage and [DONE]."""
+        choice = payload["choices"][0]
+        text = choice["message"]["content"]
+        logprob_entries = (choice["logprobs"] or {}).get("content")
+        tokens = [entry["token"] for entry in logprob_entries] if logprob_entries else [text]
+        chunks = []
+        for index, token in enumerate(tokens):
+            delta_choice: dict[str, Any] = {"index": 0, "delta": {"content": token},
+                                            "finish_reason": None}
+            if index == 0:
+                delta_choice["delta"]["role"] = "assistant"
+            if logprob_entries:
+                delta_choice["logprobs"] = {"content": [logprob_entries[index]]}
+            chunks.append({"id": payload["id"], "object": "chat.completion.chunk",
+                           "created": payload["created"], "model": payload["model"],
+                           "choices": [delta_choice]})
+        chunks.append({"id": payload["id"], "object": "chat.completion.chunk",
+                       "created": payload["created"], "model": payload["model"],
+                       "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+                       "usage": payload["usage"]})
+        data = b"".join(f"data: {json.dumps(chunk)}\n\n".encode() for chunk in chunks)
+        self._raw(200, data + b"data: [DONE]\n\n", "text/event-stream")
+
+    def _read_json(self) -> Any:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            return json.loads(raw) if raw else None
+        except ValueError:
+            return None
+
+    def _json(self, status: int, payload: Any) -> None:
+        self._raw(status, json.dumps(payload).encode(), "application/json")
+
+    def _raw(self, status: int, data: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+
+def _error(message: str, code: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": "loopback_error", "code": code, "param": None}}
+
+
+def _last_user_text(messages: list[dict[str, Any]]) -> str:
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, list):  # content parts
+                return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+            return str(content or "")
+    return ""
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+
+    def __init__(self, address: tuple[str, int], state: _State):
+        super().__init__(address, _Handler)
+        self.state = state
+
+
+class JudgeServer:
+    """The loopback server on a background thread; use as a context manager."""
+
+    def __init__(self, script: JudgeScript | dict[str, Any] | None = None,
+                 host: str = "127.0.0.1", port: int = 0):
+        if not isinstance(script, JudgeScript):
+            script = JudgeScript.from_dict(script)
+        self.state = _State(script)
+        self._server = _Server((host, port), self.state)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> JudgeServer:
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True,
+                                        name=f"judge-server-{self.port}")
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def stats(self, with_prompts: bool = False) -> dict[str, Any]:
+        return self.state.snapshot(with_prompts)
+
+    def reset(self) -> None:
+        self.state.reset()
+
+    def set_script(self, script: JudgeScript | dict[str, Any]) -> None:
+        if not isinstance(script, JudgeScript):
+            script = JudgeScript.from_dict(script)
+        with self.state.lock:
+            self.state.script = script
+
+    def __enter__(self) -> JudgeServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    parser.add_argument("--script", type=Path, help="JSON script (see module docstring)")
+    parser.add_argument("--latency-ms", type=float, help="override the script's latency_ms")
+    args = parser.parse_args(argv)
+    data = json.loads(args.script.read_text()) if args.script else {}
+    if args.latency_ms is not None:
+        data["latency_ms"] = args.latency_ms
+    server = JudgeServer(data, host=args.host, port=args.port)
+    print(json.dumps({"port": server.port, "base_url": server.base_url}), flush=True)
+    try:
+        server._server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server._server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
