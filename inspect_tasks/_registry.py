@@ -1,3 +1,4 @@
 """Inspect entry point (``[project.entry-points.inspect_ai]``): importing registers the tasks."""
 
 # ruff: noqa: F401
+from condambig.condambigqa import condambigqa
