@@ -2,3 +2,4 @@
 
 # ruff: noqa: F401
 from condambig.condambigqa import condambigqa
+from condambig.conditionalqa import conditionalqa

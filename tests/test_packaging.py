@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import tomllib
 import zipfile
-from pathlib import Path
 
 import pytest
+import tomllib
 
 from tests.conftest import REPO_ROOT, executable, subprocess_env
 

@@ -1,0 +1,147 @@
+"""ConditionalQA through the real ``lm_eval``, ``inspect eval`` and ``condambig-score`` commands.
+
+Two models under evaluation: a tiny random Llama (gibberish replies: every metric must still
+be reported, parse failures counted) and a loopback OpenAI-compatible server that replies
+with scripted answers per question (the numbers must equal ``condambig-score`` on the same
+replies). Fixture documents only; ``--limit 3`` for the slow local model.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conditionalqa.test_score_cli import RAW_OUTPUTS
+from tests.conftest import FIXTURE_DATA, executable, subprocess_env
+from tests.support.judge_server import JudgeServer
+
+pytestmark = pytest.mark.e2e
+
+SCORE_NAMES = [
+    prefix + key
+    for prefix in ("", "yesno_", "extractive_", "conditional_")
+    for key in ("em", "em_with_conditions", "f1", "f1_with_conditions")
+]
+COUNT_NAMES = ["parse_rate", "out_of_range_citations", "truncated_documents"]
+QUESTIONS = {q["id"]: q["question"] for q in json.loads((FIXTURE_DATA / "conditionalqa" / "dev.json").read_text())}
+
+
+@pytest.fixture(scope="module")
+def scripted_server():
+    """Replies RAW_OUTPUTS[id] to the prompt that asks question ``id``."""
+    rules = [{"contains": f"Question: {QUESTIONS[qid]}\n", "reply": reply} for qid, reply in RAW_OUTPUTS.items()]
+    with JudgeServer({"rules": rules, "default": {"reply": "unscripted prompt"}}) as server:
+        yield server
+
+
+def _run(command: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
+    result = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, f"{command[0]} failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
+    return result
+
+
+def _env(**extra: str) -> dict[str, str]:
+    return subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA), CONDAMBIG_OFFLINE="1", **extra)
+
+
+def _lm_eval(arguments: list[str], out: Path, env: dict[str, str]) -> tuple[dict[str, float], list[dict]]:
+    _run([executable("lm_eval"), *arguments, "--tasks", "conditionalqa", "--output_path", str(out),
+          "--log_samples"], env, out.parent)
+    results = json.loads(Path(glob.glob(f"{out}/**/results_*.json", recursive=True)[0]).read_text())
+    metrics = {key.split(",")[0]: value for key, value in results["results"]["conditionalqa"].items()
+               if key.endswith(",none") and "_stderr" not in key}
+    samples_file = glob.glob(f"{out}/**/samples_conditionalqa_*.jsonl", recursive=True)[0]
+    samples = [json.loads(line) for line in Path(samples_file).read_text().splitlines()]
+    return metrics, samples
+
+
+def _inspect(arguments: list[str], log_dir: Path, env: dict[str, str]) -> tuple[dict[str, float], dict]:
+    command = [executable("inspect"), "eval", "condambig/conditionalqa", *arguments, "--log-dir",
+               str(log_dir), "--log-format", "json", "--display", "plain"]
+    result = subprocess.run(command, env=env, cwd=log_dir.parent, capture_output=True, text=True, timeout=600)
+    logs = glob.glob(f"{log_dir}/*.json")
+    if result.returncode != 0:  # say why: the log holds the error when the run got that far
+        error = json.loads(Path(logs[0]).read_text()).get("error") if logs else None
+        pytest.fail(f"inspect eval failed ({result.returncode}):\n{result.stdout[-3000:]}\n"
+                    f"{result.stderr[-3000:]}\nlog error: {error}")
+    log = json.loads(Path(logs[0]).read_text())
+    assert log["status"] == "success", log.get("error")
+    [scorer] = log["results"]["scores"]
+    return {name: entry["value"] for name, entry in scorer["metrics"].items()}, log
+
+
+def _score_cli(outputs: dict[str, str], tmp: Path, max_document_words: int) -> dict:
+    pred = tmp / "outputs.json"
+    pred.write_text(json.dumps([{"id": qid, "output": text} for qid, text in outputs.items()]))
+    result = _run([executable("condambig-score"), "conditionalqa", "--pred", str(pred),
+                   "--ref", str(FIXTURE_DATA / "conditionalqa" / "dev.json"),
+                   "--documents", str(FIXTURE_DATA / "conditionalqa" / "documents.json"),
+                   "--max-document-words", str(max_document_words)], _env(), tmp)
+    return json.loads(result.stdout)
+
+
+def _flatten(report: dict) -> dict[str, float | None]:
+    flat = {}
+    for subset in ("total", "yesno", "extractive", "conditional"):
+        prefix = "" if subset == "total" else f"{subset}_"
+        flat.update({prefix + key.lower(): value for key, value in report[subset].items()})
+    flat.update({key: report["parsing"][key] for key in COUNT_NAMES})
+    return flat
+
+
+def _assert_same(framework: dict[str, float], cli: dict[str, float | None]) -> None:
+    for name in SCORE_NAMES + COUNT_NAMES:
+        expected = cli[name]
+        if expected is None:  # empty breakdown: NaN in the frameworks
+            assert framework[name] != framework[name], name
+        else:
+            assert framework[name] == pytest.approx(expected), name
+
+
+def test_lm_eval_tiny_model_reports_everything(tiny_causal_lm, tmp_path):
+    metrics, samples = _lm_eval(
+        ["--model", "hf", "--model_args", f"pretrained={tiny_causal_lm},dtype=float32", "--device", "cpu",
+         "--limit", "3", "--gen_kwargs", "max_gen_toks=24", "--metadata", '{"max_document_words": 70}'],
+        tmp_path / "out", _env(),
+    )
+    assert set(SCORE_NAMES + COUNT_NAMES) <= set(metrics)
+    assert metrics["truncated_documents"] == 3  # the garden document (92 words) is cut at 70
+    outputs = {sample["doc"]["id"]: sample["resps"][0][0] for sample in samples}
+    assert len(outputs) == 3
+    _assert_same(metrics, _flatten(_score_cli(outputs, tmp_path, 70)))
+
+
+def test_lm_eval_scripted_model_equals_condambig_score(scripted_server, tmp_path):
+    metrics, samples = _lm_eval(
+        ["--model", "local-chat-completions", "--apply_chat_template", "--model_args",
+         f"model=scripted,base_url={scripted_server.base_url}/chat/completions,tokenizer_backend=None"],
+        tmp_path / "out", _env(OPENAI_API_KEY="test-key"),
+    )
+    assert {sample["resps"][0][0] for sample in samples} == set(RAW_OUTPUTS.values())
+    cli = _flatten(_score_cli(RAW_OUTPUTS, tmp_path, 4000))
+    assert cli["em"] == pytest.approx(4.5 / 6) and cli["parse_rate"] == pytest.approx(5 / 6)
+    _assert_same(metrics, cli)
+
+
+def test_inspect_tiny_model_reports_everything(tiny_causal_lm, tmp_path):
+    metrics, log = _inspect(
+        ["--model", f"hf/{tiny_causal_lm}", "--limit", "3", "-T", "max_document_words=70", "-T", "max_tokens=24"],
+        tmp_path / "logs", _env(),
+    )
+    assert set(SCORE_NAMES + COUNT_NAMES) <= set(metrics)
+    assert metrics["truncated_documents"] == 3
+    outputs = {sample["id"]: sample["output"]["completion"] for sample in log["samples"]}
+    _assert_same(metrics, _flatten(_score_cli(outputs, tmp_path, 70)))
+
+
+def test_inspect_scripted_model_equals_condambig_score(scripted_server, tmp_path):
+    metrics, log = _inspect(
+        ["--model", "openai-api/loopback/scripted"], tmp_path / "logs",
+        _env(LOOPBACK_BASE_URL=scripted_server.base_url, LOOPBACK_API_KEY="test-key"),
+    )
+    assert len(log["samples"]) == 6
+    _assert_same(metrics, _flatten(_score_cli(RAW_OUTPUTS, tmp_path, 4000)))
