@@ -7,9 +7,10 @@ import sys
 import zipfile
 
 import pytest
-import tomllib
 
 from tests.conftest import REPO_ROOT, executable, subprocess_env
+
+tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
 
 DIRECTORY_OF = {"condambig_tasks": "condambig_tasks", "condambig_metrics": "metrics",
                 "condambig": "inspect_tasks"}

@@ -114,10 +114,11 @@ _MEMO_SIZE = 4
 
 def _question_scores(items: list[dict]) -> list[QuestionScore]:
     """Score the run once; every corpus metric of the same run reuses the result."""
+    config = settings.judge_config_from_environment(json.loads(items[0]["judge_options"]))
+    judge_identity = (config.model, config.base_url) if config is not None else None
     digest = hashlib.sha256(
-        json.dumps([(i["id"], i["setting"], i["matching"], i["judge_options"], i["output"])
-                    for i in items])
-        .encode()
+        json.dumps([judge_identity, *((i["id"], i["setting"], i["matching"], i["output"])
+                                      for i in items)]).encode()
     ).hexdigest()
     if digest in _MEMO:
         return _MEMO[digest]
@@ -127,7 +128,6 @@ def _question_scores(items: list[dict]) -> list[QuestionScore]:
                      i["output"])
         for i in items
     ]
-    config = settings.judge_config_from_environment(json.loads(items[0]["judge_options"]))
     engine = None
     if config is not None:
         from condambig_metrics.judge import openai_judge_engine

@@ -59,10 +59,10 @@ def _run(command: list[str], env: dict[str, str], cwd: Path) -> subprocess.Compl
     return result
 
 
-def _lm_eval(model: Path, out: Path, env: dict[str, str]) -> tuple[dict, list[dict], str]:
+def _lm_eval(model: Path, out: Path, env: dict[str, str], *extra: str) -> tuple[dict, list[dict], str]:
     result = _run([executable("lm_eval"), "--model", "hf", "--model_args", f"pretrained={model}",
                    "--tasks", "condambigqa", "--limit", "3", "--gen_kwargs", "max_gen_toks=48",
-                   "--output_path", str(out), "--log_samples"], env, out.parent)
+                   "--output_path", str(out), "--log_samples", *extra], env, out.parent)
     results = json.loads(Path(glob.glob(f"{out}/**/results_*.json", recursive=True)[0]).read_text())
     samples_file = glob.glob(f"{out}/**/samples_condambigqa_*.jsonl", recursive=True)[0]
     samples = [json.loads(line) for line in Path(samples_file).read_text().splitlines()]
@@ -100,9 +100,10 @@ def test_lm_eval_with_judge_matches_condambig_score(scripted_lm, judge_server, t
     env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA),
                          CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"),
                          **_judge_env(judge_server, tmp_path / "judge.sqlite"))
-    task, samples, log = _lm_eval(scripted_lm, tmp_path / "out", env)
+    task, samples, log = _lm_eval(scripted_lm, tmp_path / "out", env, "--apply_chat_template")
     metrics = _metrics(task)
     assert JUDGE_METRICS | EXACT_METRICS <= set(metrics)
+    assert "<|assistant|>" in samples[0]["arguments"]["gen_args_0"]["arg_0"]  # chat template used
     assert SKIP_MESSAGE not in log
     assert metrics["parse_rate"] == 1.0 and metrics["judge_failed"] == 0
     assert metrics["out_of_range_citations"] == 4  # Fragment 9 (x3) and 3 on a 2-fragment question
