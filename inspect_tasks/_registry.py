@@ -1,5 +1,12 @@
 """Inspect entry point (``[project.entry-points.inspect_ai]``): importing registers the tasks."""
 
 # ruff: noqa: F401
+from condambig.abg_coqa import (
+    abg_coqa,
+    abg_coqa_clarification,
+    abg_coqa_clarified_qa,
+    abg_coqa_detection,
+)
+from condambig.ambignq import ambignq
 from condambig.condambigqa import condambigqa
 from condambig.conditionalqa import conditionalqa

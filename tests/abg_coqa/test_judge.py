@@ -1,0 +1,91 @@
+"""The optional judge rate for clarification questions: failures excluded and counted, absent
+without a judge, the same through condambig-score (a loopback judge server)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from condambig_tasks.abg_coqa import lm_eval_glue
+from condambig_tasks.abg_coqa.judge import (
+    CLARIFICATION_HELPFULNESS,
+    clarification_request,
+    summarise_judgements,
+)
+from condambig_tasks.abg_coqa.loader import AbgCoQADataConfig, load_turns
+from condambig_tasks.abg_coqa.samples import build_samples
+from condambig_tasks.cli import main
+from tests.abg_coqa.scripted_outputs import EXPECTED_JUDGE, RAW_OUTPUTS, judge_rules
+from tests.conftest import FIXTURE_DATA
+from tests.support.judge_server import JudgeServer
+
+
+def test_summary_excludes_and_counts_failures():
+    summary = summarise_judgements([0.8, None, 0.3, 1.0])
+    assert summary == pytest.approx({"judge_helpfulness": 2.1 / 3, "judge_helpful_rate": 2 / 3,
+                                     "judge_failed": 1.0})
+    nothing = summarise_judgements([None, None])
+    assert math.isnan(nothing["judge_helpfulness"]) and nothing["judge_failed"] == 2.0
+
+
+def test_request_shows_the_prompt_the_question_and_the_references(use_fixture_data):
+    sample = build_samples(load_turns(AbgCoQADataConfig(split="val")), "clarification")[0]
+    request = clarification_request(sample, "Which boat?")
+    assert request.criterion is CLARIFICATION_HELPFULNESS
+    assert "Mira kept two boats" in request.input and request.actual_output == "Which boat?"
+    assert request.expected_output == ("Do you mean the red boat or the blue boat? / "
+                                       "Are you asking about the old boat?")
+
+
+def test_lm_eval_emits_no_judge_metric_without_a_judge(use_fixture_data, monkeypatch):
+    for name in ("CONDAMBIG_JUDGE_MODEL", "CONDAMBIG_JUDGE_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    doc = lm_eval_glue.load_clarification_docs(split="val")["test"][0]
+    values = lm_eval_glue.process_results(doc, ["Which boat?"])
+    assert set(values) == {"bleu1", "bleu2", "bleu3", "bleu4", "parse_rate"}
+    judged_doc = lm_eval_glue.load_clarification_docs(split="val", judge_model="judge")["test"][0]
+    assert {"judge_helpfulness", "judge_failed"} <= set(lm_eval_glue.process_results(judged_doc, ["Which boat?"]))
+
+
+def _cli(tmp_path, capsys, *extra: str) -> tuple[int, dict | None, str]:
+    pred = tmp_path / "pred.json"
+    pred.write_text(json.dumps([{"id": k, "output": v} for k, v in RAW_OUTPUTS["clarification"].items()]))
+    code = main(["abg_coqa", "--subtask", "clarification", "--pred", str(pred),
+                 "--ref", str(FIXTURE_DATA / "abg_coqa" / "coqa_abg_val.json"), *extra])
+    captured = capsys.readouterr()
+    return code, json.loads(captured.out) if code == 0 else None, captured.err
+
+
+@pytest.fixture
+def judge_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("CONDAMBIG_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CONDAMBIG_JUDGE_API_KEY", "test-key")
+    monkeypatch.setenv("CONDAMBIG_JUDGE_MAX_RETRIES", "1")
+    monkeypatch.delenv("CONDAMBIG_JUDGE_MODEL", raising=False)
+
+
+def test_condambig_score_without_judge_says_so(judge_environment, tmp_path, capsys):
+    code, result, err = _cli(tmp_path, capsys)
+    assert code == 0 and "judge_helpfulness" not in result and "no judge configured" in err
+
+
+def test_condambig_score_with_a_judge_server(judge_environment, tmp_path, capsys):
+    with JudgeServer({"rules": judge_rules()}) as server:
+        code, result, err = _cli(tmp_path, capsys, "--judge-model", "judge", "--judge-base-url", server.base_url)
+        assert code == 0, err
+        assert {k: result[k] for k in EXPECTED_JUDGE} == pytest.approx(EXPECTED_JUDGE)
+        assert result["judge_requests"] == 2
+        # a rerun is answered from the cache
+        _, again, _ = _cli(tmp_path, capsys, "--judge-model", "judge", "--judge-base-url", server.base_url)
+        assert again["judge_cache_hits"] == 2 and again["judge_requests"] == 0
+
+
+def test_failed_judgement_is_excluded_and_counted(judge_environment, tmp_path, capsys):
+    script = {"rules": judge_rules(), "faults": [{"kind": "400", "contains": "Which tree are you asking about?"}]}
+    with JudgeServer(script) as server:
+        code, result, err = _cli(tmp_path, capsys, "--judge-model", "judge", "--judge-base-url", server.base_url)
+    assert code == 0, err
+    assert result["judge_failed"] == 1.0
+    assert result["judge_helpfulness"] == pytest.approx(0.35) and result["judge_helpful_rate"] == 0.0

@@ -1,0 +1,66 @@
+"""The lm-eval glue, the Inspect scorer/metric and ``condambig-score`` give the same numbers
+on the same raw outputs (in-process; the subprocess runs are in test_e2e.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import numpy as np
+import pytest
+from inspect_ai.model import ModelName, ModelOutput
+from inspect_ai.scorer import SampleScore, Target
+from inspect_ai.solver import TaskState
+
+from condambig.ambignq import ambignq_metrics, ambignq_scorer, record_to_sample
+from condambig_tasks.ambignq import lm_eval_glue
+from condambig_tasks.ambignq.loader import load_questions
+from condambig_tasks.cli import main
+from tests.ambignq.scripted_outputs import RAW_OUTPUTS
+
+METRICS = ["f1_answer_all", "f1_answer_multi", "f1_bleu1", "f1_bleu2", "f1_bleu3", "f1_bleu4",
+           "f1_edit_f1", "parse_rate"]
+
+
+
+def _cli(tmp_path, capsys) -> dict:
+    pred = tmp_path / "raw.json"
+    pred.write_text(json.dumps([{"id": k, "output": v} for k, v in RAW_OUTPUTS.items()]))
+    assert main(["ambignq", "--pred", str(pred)]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _lm_eval() -> dict[str, float]:
+    docs = lm_eval_glue.load_docs(version=1.0)["test"]
+    per_doc = [lm_eval_glue.process_results(doc, [RAW_OUTPUTS[doc["id"]]]) for doc in docs]
+    result = {}
+    for name in METRICS:
+        values = np.array([values[name] for values in per_doc], dtype=float)
+        result[name] = float(np.nanmean(values))  # the YAML's mean / nanmean aggregations
+    return result
+
+
+def _inspect() -> dict[str, float]:
+    score_fn = ambignq_scorer()
+    sample_scores = []
+    for record in load_questions():
+        sample = record_to_sample(record)
+        state = TaskState(
+            model=ModelName("test/scripted"), sample_id=sample.id, epoch=1, input=sample.input,
+            messages=[], output=ModelOutput.from_content("scripted", RAW_OUTPUTS[record.id]),
+            metadata=sample.metadata,
+        )
+        score = asyncio.run(score_fn(state, Target(sample.target)))
+        sample_scores.append(SampleScore(score=score, sample_id=sample.id, sample_metadata=sample.metadata))
+    return ambignq_metrics()(sample_scores)
+
+
+def test_three_paths_agree(use_fixture_data, tmp_path, capsys):
+    cli = _cli(tmp_path, capsys)
+    assert cli["parse_rate"] == pytest.approx(5 / 6)
+    # fx-004: 1 of 2 multi answers (2/3 beats the single annotation 0); fx-005: 9 yes, 12 no
+    assert cli["f1_answer_all"] == pytest.approx((1 + 1 + 0 + 2 / 3 + 0.5 + 1) / 6)
+    lm_eval, inspect = _lm_eval(), _inspect()
+    for name in METRICS:
+        assert lm_eval[name] == pytest.approx(cli[name]), name
+        assert inspect[name] == pytest.approx(cli[name]), name

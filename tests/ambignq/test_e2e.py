@@ -1,0 +1,174 @@
+"""AmbigNQ and Abg-CoQA through the real ``lm_eval``, ``inspect eval`` and ``condambig-score``.
+
+Both benchmarks run in the same command (one model load each) to keep CI time down. Two
+models under evaluation: a tiny random Llama (gibberish: every metric is still reported and
+equals ``condambig-score`` on the same outputs) and a loopback OpenAI-compatible server that
+replies with scripted outputs (hand-computed numbers).
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import math
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from condambig_tasks.abg_coqa.loader import AbgCoQADataConfig, load_turns
+from condambig_tasks.abg_coqa.prompts import build_prompt
+from condambig_tasks.abg_coqa.samples import build_samples
+from tests.abg_coqa.scripted_outputs import EXPECTED, EXPECTED_JUDGE, judge_rules
+from tests.abg_coqa.scripted_outputs import RAW_OUTPUTS as ABG_OUTPUTS
+from tests.ambignq.scripted_outputs import RAW_OUTPUTS as AMBIGNQ_OUTPUTS
+from tests.conftest import FIXTURE_DATA, executable, subprocess_env
+from tests.support.judge_server import JudgeServer
+
+pytestmark = pytest.mark.e2e
+
+AMBIGNQ_METRICS = ["f1_answer_all", "f1_answer_multi", "f1_bleu1", "f1_bleu2", "f1_bleu3",
+                   "f1_bleu4", "f1_edit_f1", "parse_rate"]
+ABG_METRICS = {
+    "detection": ["precision", "recall", "f1", "answer_f1", "parse_rate"],
+    "clarification": ["bleu1", "bleu2", "bleu3", "bleu4", "parse_rate"],
+    "clarified_qa": ["f1", "parse_rate"],
+}
+TASKS = ["ambignq", *(f"abg_coqa_{subtask}" for subtask in ABG_METRICS)]
+
+
+def _env(**extra: str) -> dict[str, str]:
+    return subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA), CONDAMBIG_OFFLINE="1", **extra)
+
+
+def _run(command: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
+    result = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, f"{command[0]} failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
+    return result
+
+
+@pytest.fixture(scope="module")
+def scripted_server():
+    """Answers each fixture prompt (AmbigNQ dev, Abg-CoQA val) with its scripted output, and
+    judges the clarification questions (judge rules first: judge prompts quote the task prompt)."""
+    questions = json.loads((FIXTURE_DATA / "ambignq" / "dev_light.json").read_text())
+    rules = judge_rules()
+    rules += [{"contains": f"Question: {q['question']}", "reply": AMBIGNQ_OUTPUTS[q["id"]]} for q in questions]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CONDAMBIG_DATA_DIR", str(FIXTURE_DATA))
+        turns = load_turns(AbgCoQADataConfig(split="val"))
+    for subtask, outputs in ABG_OUTPUTS.items():
+        rules += [{"contains": build_prompt(sample).strip(), "reply": outputs[sample.id]}
+                  for sample in build_samples(turns, subtask)]
+    with JudgeServer({"rules": rules, "default": {"reply": "unscripted prompt"}}) as server:
+        yield server
+
+
+def _lm_eval(arguments: list[str], out: Path, env: dict[str, str]) -> tuple[dict, dict]:
+    _run([executable("lm_eval"), *arguments, "--tasks", "ambignq,abg_coqa", "--output_path", str(out),
+          "--log_samples"], env, out.parent)
+    results = json.loads(Path(glob.glob(f"{out}/**/results_*.json", recursive=True)[0]).read_text())
+    metrics, outputs = {}, {}
+    for task in TASKS:
+        metrics[task] = {key.split(",")[0]: value for key, value in results["results"][task].items()
+                         if key.endswith(",none") and "_stderr" not in key}
+        samples_file = glob.glob(f"{out}/**/samples_{task}_*.jsonl", recursive=True)[0]
+        samples = [json.loads(line) for line in Path(samples_file).read_text().splitlines()]
+        outputs[task] = {sample["doc"]["id"]: sample["resps"][0][0] for sample in samples}
+    return metrics, outputs
+
+
+def _inspect(arguments: list[str], log_dir: Path, env: dict[str, str]) -> tuple[dict, dict]:
+    _run([executable("inspect"), "eval", *(f"condambig/{task}" for task in TASKS), *arguments,
+          "--log-dir", str(log_dir), "--log-format", "json", "--display", "none"], env, log_dir.parent)
+    metrics, outputs = {}, {}
+    for path in glob.glob(f"{log_dir}/*.json"):
+        log = json.loads(Path(path).read_text())
+        assert log["status"] == "success", log.get("error")
+        task = log["eval"]["task"].split("/")[-1]
+        [scorer] = log["results"]["scores"]
+        metrics[task] = {name: entry["value"] for name, entry in scorer["metrics"].items()}
+        outputs[task] = {sample["id"]: sample["output"]["completion"] for sample in log["samples"]}
+    assert set(metrics) == set(TASKS)
+    return metrics, outputs
+
+
+def _score_cli(task: str, outputs: dict[str, str], tmp: Path, split: str) -> dict:
+    pred = tmp / f"{task}.json"
+    pred.write_text(json.dumps([{"id": key, "output": value} for key, value in outputs.items()]))
+    if task == "ambignq":
+        arguments = ["ambignq", "--only-predicted"]
+    else:
+        arguments = ["abg_coqa", "--subtask", task.removeprefix("abg_coqa_"), "--split", split, "--only-predicted"]
+    result = _run([executable("condambig-score"), *arguments, "--pred", str(pred)], _env(), tmp)
+    return json.loads(result.stdout)
+
+
+def _names(task: str) -> list[str]:
+    return AMBIGNQ_METRICS if task == "ambignq" else ABG_METRICS[task.removeprefix("abg_coqa_")]
+
+
+def _assert_same(framework: dict[str, float], cli: dict[str, float], names: list[str]) -> None:
+    for name in names:
+        if isinstance(cli[name], float) and math.isnan(cli[name]):
+            assert framework[name] != framework[name], name
+        else:
+            assert framework[name] == pytest.approx(cli[name]), name
+
+
+def _check_all(metrics: dict, outputs: dict, tmp: Path, split: str, judged: bool = False) -> dict[str, dict]:
+    judge_names = set(EXPECTED_JUDGE)
+    if judged:
+        clarification = metrics["abg_coqa_clarification"]
+        assert {name: clarification[name] for name in judge_names} == pytest.approx(EXPECTED_JUDGE)
+    else:  # no judge configured: no judge metric at all, not a stand-in value
+        assert not judge_names & set(metrics["abg_coqa_clarification"])
+    cli_results = {}
+    for task in TASKS:
+        assert set(_names(task)) <= set(metrics[task]), task
+        cli_results[task] = _score_cli(task, outputs[task], tmp, split)
+        _assert_same(metrics[task], cli_results[task], _names(task))
+    return cli_results
+
+
+def test_lm_eval_tiny_model(tiny_causal_lm, tmp_path):
+    metrics, outputs = _lm_eval(
+        ["--model", "hf", "--model_args", f"pretrained={tiny_causal_lm},dtype=float32", "--device", "cpu",
+         "--limit", "2", "--gen_kwargs", "max_gen_toks=16"], tmp_path / "out", _env())
+    assert all(1 <= len(outputs[task]) <= 2 for task in TASKS)  # the test fixture has 1 ambiguous turn
+    _check_all(metrics, outputs, tmp_path, "test")
+
+
+def test_lm_eval_scripted_model_equals_hand_computed_numbers(scripted_server, tmp_path):
+    judge = {"CONDAMBIG_JUDGE_MODEL": "judge", "CONDAMBIG_JUDGE_BASE_URL": scripted_server.base_url,
+             "CONDAMBIG_JUDGE_API_KEY": "test-key", "CONDAMBIG_CACHE_DIR": str(tmp_path / "cache")}
+    metrics, outputs = _lm_eval(
+        ["--model", "local-chat-completions", "--apply_chat_template", "--model_args",
+         f"model=scripted,base_url={scripted_server.base_url}/chat/completions,tokenizer_backend=None",
+         "--metadata", '{"split": "val"}'],
+        tmp_path / "out", _env(OPENAI_API_KEY="test-key", **judge))
+    assert outputs["ambignq"] == AMBIGNQ_OUTPUTS
+    _check_all(metrics, outputs, tmp_path, "val", judged=True)
+    for subtask, expected in EXPECTED.items():
+        for name, value in expected.items():
+            assert metrics[f"abg_coqa_{subtask}"][name] == pytest.approx(value), (subtask, name)
+
+
+def test_inspect_tiny_model(tiny_causal_lm, tmp_path):
+    metrics, outputs = _inspect(["--model", f"hf/{tiny_causal_lm}", "--limit", "2", "-T", "max_tokens=16"],
+                                tmp_path / "logs", _env())
+    _check_all(metrics, outputs, tmp_path, "test")
+
+
+def test_inspect_scripted_model_equals_hand_computed_numbers(scripted_server, tmp_path):
+    metrics, outputs = _inspect(
+        ["--model", "openai-api/loopback/scripted", "--model-role", "grader=openai-api/loopback/judge",
+         "-T", "split=val"], tmp_path / "logs",
+        _env(LOOPBACK_BASE_URL=scripted_server.base_url, LOOPBACK_API_KEY="test-key",
+             CONDAMBIG_CACHE_DIR=str(tmp_path / "cache")))
+    # Inspect's OpenAI provider moves a <think> block into the reasoning content
+    assert outputs["ambignq"] == {key: value.split("</think>")[-1] for key, value in AMBIGNQ_OUTPUTS.items()}
+    _check_all(metrics, outputs, tmp_path, "val", judged=True)
+    for subtask, expected in EXPECTED.items():
+        for name, value in expected.items():
+            assert metrics[f"abg_coqa_{subtask}"][name] == pytest.approx(value), (subtask, name)
