@@ -10,3 +10,4 @@ from condambig.abg_coqa import (
 from condambig.ambignq import ambignq
 from condambig.condambigqa import condambigqa
 from condambig.conditionalqa import conditionalqa
+from condambig.hotpot_flm import hotpot_flm

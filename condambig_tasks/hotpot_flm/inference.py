@@ -1,0 +1,190 @@
+"""Batched inference for the agents: yes/no first-step scoring and greedy generation.
+
+Inputs are deduplicated, sorted by token length and cut into batches (see
+:mod:`batching`), so a whole run's candidates — every example times every candidate —
+costs a few hundred padded forward passes instead of one pass per candidate.
+Causal models are left-padded with explicit position ids, so a padded row computes what
+the unpadded row would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from condambig_tasks.hotpot_flm.batching import length_sorted_batches
+from condambig_tasks.hotpot_flm.hf_models import LoadedCheckpoint
+from condambig_tasks.hotpot_flm.prompts import CAUSAL_ANSWER_CUE
+
+
+@dataclass(frozen=True)
+class BatchLimits:
+    """Batch shape limits: rows per batch, padded tokens per batch, tokens per input."""
+
+    batch_size: int = 32
+    max_batch_tokens: int = 16_384
+    max_input_tokens: int = 1_024
+
+
+def _encode(checkpoint: LoadedCheckpoint, texts: Sequence[str], limits: BatchLimits) -> list[list[int]]:
+    return checkpoint.tokenizer(
+        list(texts), truncation=True, max_length=limits.max_input_tokens,
+    )["input_ids"]
+
+
+def _pad(rows: Sequence[Sequence[int]], pad_id: int, left: bool, device):
+    """Padded ids, attention mask and (for left padding) position ids as tensors."""
+    import torch
+
+    width = max(len(row) for row in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for position, row in enumerate(rows):
+        span = slice(width - len(row), width) if left else slice(0, len(row))
+        ids[position, span] = torch.tensor(row, dtype=torch.long)
+        mask[position, span] = 1
+    positions = (mask.cumsum(dim=1) - 1).clamp(min=0)
+    return ids.to(device), mask.to(device), positions.to(device)
+
+
+def _last_logits(model, ids, mask, positions):
+    """Next-token logits of a left-padded causal batch (only the last position computed)."""
+    try:
+        return model(input_ids=ids, attention_mask=mask, position_ids=positions,
+                     logits_to_keep=1).logits[:, -1, :]
+    except TypeError:  # models (or transformers < 4.45) without logits_to_keep
+        return model(input_ids=ids, attention_mask=mask, position_ids=positions).logits[:, -1, :]
+
+
+def label_token_ids(checkpoint: LoadedCheckpoint) -> tuple[int, int]:
+    """First token of "yes" and of "no" (with a leading space for causal models)."""
+    prefix = "" if checkpoint.is_seq2seq else " "
+    tokens = []
+    for word in ("yes", "no"):
+        ids = checkpoint.tokenizer(prefix + word, add_special_tokens=False)["input_ids"]
+        if not ids:
+            raise ValueError(f"the answering agent's tokenizer encodes {word!r} as nothing")
+        tokens.append(ids[0])
+    if tokens[0] == tokens[1]:
+        raise ValueError("the answering agent's tokenizer cannot tell 'yes' from 'no'")
+    return tokens[0], tokens[1]
+
+
+class YesNoScorer:
+    """P(yes) / (P(yes) + P(no)) at the first decoding step, for many inputs at once."""
+
+    def __init__(self, checkpoint: LoadedCheckpoint, limits: BatchLimits = BatchLimits()):
+        self.checkpoint = checkpoint
+        self.limits = limits
+        self.yes_id, self.no_id = label_token_ids(checkpoint)
+        self.forward_passes = 0  # batched forward passes run so far (for cost reports)
+
+    def model_input(self, prompt: str) -> str:
+        return prompt if self.checkpoint.is_seq2seq else prompt + CAUSAL_ANSWER_CUE
+
+    def yes_probabilities(self, prompts: Sequence[str]) -> list[float]:
+        import torch
+
+        unique = list(dict.fromkeys(prompts))
+        if not unique:
+            return []
+        encoded = _encode(self.checkpoint, [self.model_input(p) for p in unique], self.limits)
+        scores = [0.0] * len(unique)
+        model = self.checkpoint.model
+        pad_id = self.checkpoint.tokenizer.pad_token_id
+        batches = length_sorted_batches(
+            [len(row) for row in encoded], self.limits.batch_size, self.limits.max_batch_tokens
+        )
+        with torch.inference_mode():
+            for batch in batches:
+                rows = [encoded[index] for index in batch]
+                if self.checkpoint.is_seq2seq:
+                    ids, mask, _ = _pad(rows, pad_id, left=False, device=self.checkpoint.device)
+                    start = model.generation_config.decoder_start_token_id
+                    if start is None:
+                        start = model.config.decoder_start_token_id
+                    decoder = torch.full((len(rows), 1), start, dtype=torch.long,
+                                         device=self.checkpoint.device)
+                    logits = model(input_ids=ids, attention_mask=mask,
+                                   decoder_input_ids=decoder).logits[:, -1, :]
+                else:
+                    ids, mask, positions = _pad(rows, pad_id, left=True,
+                                                device=self.checkpoint.device)
+                    logits = _last_logits(model, ids, mask, positions)
+                self.forward_passes += 1
+                pair = logits[:, [self.yes_id, self.no_id]].float().softmax(dim=-1)[:, 0]
+                for index, value in zip(batch, pair.tolist(), strict=True):
+                    scores[index] = value
+        by_prompt = dict(zip(unique, scores, strict=True))
+        return [by_prompt[prompt] for prompt in prompts]
+
+
+class GreedyGenerator:
+    """Greedy decoding of many prompts at once; answers are the first line, stripped."""
+
+    def __init__(self, checkpoint: LoadedCheckpoint, max_new_tokens: int,
+                 limits: BatchLimits = BatchLimits()):
+        self.checkpoint = checkpoint
+        self.max_new_tokens = max_new_tokens
+        self.limits = limits
+
+    def generate(self, prompts: Sequence[str]) -> list[str]:
+        import torch
+
+        unique = list(dict.fromkeys(prompts))
+        if not unique:
+            return []
+        encoded = _encode(self.checkpoint, unique, self.limits)
+        outputs = [""] * len(unique)
+        tokenizer = self.checkpoint.tokenizer
+        model = self.checkpoint.model
+        batches = length_sorted_batches(
+            [len(row) for row in encoded], self.limits.batch_size, self.limits.max_batch_tokens
+        )
+        with torch.inference_mode():
+            for batch in batches:
+                rows = [encoded[index] for index in batch]
+                left = not self.checkpoint.is_seq2seq
+                ids, mask, _ = _pad(rows, tokenizer.pad_token_id, left=left,
+                                    device=self.checkpoint.device)
+                generated = model.generate(
+                    input_ids=ids, attention_mask=mask, do_sample=False, num_beams=1,
+                    max_new_tokens=self.max_new_tokens, pad_token_id=tokenizer.pad_token_id,
+                )
+                if left:
+                    generated = generated[:, ids.shape[1]:]
+                texts = tokenizer.batch_decode(generated, skip_special_tokens=True)
+                for index, text in zip(batch, texts, strict=True):
+                    outputs[index] = first_line(text)
+        by_prompt = dict(zip(unique, outputs, strict=True))
+        return [by_prompt[prompt] for prompt in prompts]
+
+
+def first_line(text: str) -> str:
+    stripped = text.strip()
+    return stripped.splitlines()[0].strip() if stripped else ""
+
+
+def unbatched_yes_probabilities(scorer: YesNoScorer, prompts: Sequence[str]) -> list[float]:
+    """The authors' loop: ``generate(max_new_tokens=1)`` per candidate, batch size 1.
+
+    Kept as the reference the batched scorer is checked and benchmarked against.
+    """
+    import torch
+
+    checkpoint = scorer.checkpoint
+    results = []
+    with torch.inference_mode():
+        for prompt in prompts:
+            encoded = checkpoint.tokenizer(
+                scorer.model_input(prompt), return_tensors="pt", truncation=True,
+                max_length=scorer.limits.max_input_tokens,
+            ).to(checkpoint.device)
+            logits = checkpoint.model.generate(
+                **encoded, max_new_tokens=1, do_sample=False, num_beams=1,
+                output_scores=True, return_dict_in_generate=True,
+                pad_token_id=checkpoint.tokenizer.pad_token_id,
+            ).scores[0]
+            pair = logits[:, [scorer.yes_id, scorer.no_id]].float().softmax(dim=-1)
+            results.append(float(pair[0, 0]))
+    return results

@@ -1,0 +1,87 @@
+"""The four prompts of the pipeline, worded as the authors' code and paper appendix have them."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from collections.abc import Sequence
+
+from condambig_tasks.hotpot_flm.records import Fact, FlmExample
+from condambig_tasks.parsing import strip_reasoning
+
+# Longer questions are cut before they reach the answering agent: no clarifying question
+# needs more, and a runaway generation would otherwise dominate the agent's cost.
+MAX_QUESTION_CHARACTERS = 2_000
+
+YES_NO_SUFFIX = "prompt: Does the context answer the question, yes or no?"
+# A causal answering agent gets an answer cue so its next token is the yes/no decision.
+CAUSAL_ANSWER_CUE = "\nAnswer:"
+DOWNSTREAM_SUFFIX = "Answer in as few words as possible:"
+
+
+def question_prompt(example: FlmExample) -> str:
+    """Prompt 3 of the paper (§8.1), the one used for GPT-4o and Llama 3 (authors' ``p3``)."""
+    return (
+        "What question can you ask to help you answer the final question?\n\n"
+        f"{example.incomplete_context}\n\n{example.question}\n\nYou can ask:"
+    )
+
+
+def clean_question(output: str) -> str:
+    """The clarifying question from a model output: reasoning traces dropped, length capped."""
+    if not isinstance(output, str):
+        return ""
+    return strip_reasoning(output)[:MAX_QUESTION_CHARACTERS].strip()
+
+
+def yes_no_prompt(question: str, candidate: Fact) -> str:
+    """Answering-agent input for one candidate (appendix §8.2; the authors' T5 oracle)."""
+    return f"question: {question}\ncontext: {candidate.render()}\n{YES_NO_SUFFIX}"
+
+
+def downstream_prompt(task: str, context: str) -> str:
+    """Downstream input (appendix §8.3): task, ``Title: fact`` context, answer instruction."""
+    return " ".join(part for part in (task.strip(), context.strip(), DOWNSTREAM_SUFFIX) if part)
+
+
+# ----------------------------------------------------------- generative answering agent
+
+def candidate_order(example_id: str, count: int) -> list[int]:
+    """The shuffled order in which the generative agent sees the candidates.
+
+    The authors shuffle to remove position bias; here the shuffle is seeded by the example
+    id so a rerun shows the same prompt (and hits the same caches).
+    """
+    order = list(range(count))
+    random.Random(hashlib.sha256(f"order:{example_id}".encode()).hexdigest()).shuffle(order)
+    return order
+
+
+def enumerated_prompt(question: str, candidates: Sequence[Fact], order: Sequence[int]) -> str:
+    """``Question: q`` + numbered candidates + "Which answer is correct? ..." (appendix §8.2)."""
+    block = "".join(f"{shown}. {candidates[index].render()}\n" for shown, index in enumerate(order))
+    return (
+        f"Question: {question}\n\n{block}\n\n"
+        "Which answer is correct? Only say the number of the answer, nothing else."
+    )
+
+
+_NUMBER = re.compile(r"\d+")
+
+
+def parse_enumerated_choice(output: str, order: Sequence[int]) -> int | None:
+    """Candidate index named by the first number of the reply; None when there is no valid one."""
+    if not isinstance(output, str):
+        return None
+    found = _NUMBER.search(strip_reasoning(output))
+    if found is None or len(found.group()) > 9:  # no number, or one no list can reach
+        return None
+    shown = int(found.group())
+    return order[shown] if shown < len(order) else None
+
+
+def fallback_choice(example_id: str, question: str, count: int) -> int:
+    """The paper's random candidate when no valid number came back (seeded: reproducible)."""
+    seed = hashlib.sha256(f"fallback:{example_id}:{question}".encode()).hexdigest()
+    return random.Random(seed).randrange(count)

@@ -1,0 +1,78 @@
+"""HotpotQA-FLM metrics: HotpotQA's official answer F1/EM, recovery, MFRR, improved rate.
+
+Answer scoring follows ``hotpot_evaluate_v1.py`` (Yang et al., 2018): SQuAD normalisation
+(shared with the other benchmarks through :mod:`condambig_metrics.text`), plus the rule
+that a ``yes`` / ``no`` / ``noanswer`` prediction or reference scores F1 0 unless both
+normalise to the same string. Corpus numbers follow Toles et al. (seed 001, §4.2): recovery
+is computed from the dataset means, not averaged per example.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+from condambig_metrics.text import normalize_answer
+
+SPECIAL_ANSWERS = frozenset({"yes", "no", "noanswer"})
+
+# The three contexts the downstream model answers on (paper: x^i, x^r, x^c).
+CONTEXTS = ("incomplete", "response", "complete")
+# Keys of one example's score row, shared by lm-eval, Inspect and condambig-score.
+ROW_KEYS = tuple(f"{metric}_{context}" for metric in ("f1", "em") for context in CONTEXTS) + (
+    "masked_fact_returned",
+)
+
+
+def answer_f1(prediction: str, reference: str) -> float:
+    """HotpotQA's official answer F1 (``f1_score`` of hotpot_evaluate_v1.py)."""
+    predicted = normalize_answer(prediction)
+    gold = normalize_answer(reference)
+    if (predicted in SPECIAL_ANSWERS or gold in SPECIAL_ANSWERS) and predicted != gold:
+        return 0.0
+    predicted_tokens = predicted.split()
+    gold_tokens = gold.split()
+    overlap = sum((Counter(predicted_tokens) & Counter(gold_tokens)).values())
+    if overlap == 0:
+        return 0.0
+    precision = overlap / len(predicted_tokens)
+    recall = overlap / len(gold_tokens)
+    return 2 * precision * recall / (precision + recall)
+
+
+def answer_em(prediction: str, reference: str) -> float:
+    """HotpotQA's official exact match (normalised strings equal)."""
+    return float(normalize_answer(prediction) == normalize_answer(reference))
+
+
+def recovery(incomplete: float, response: float, complete: float) -> float:
+    """ρ = 100·(R̄(x_r) − R̄(x_i)) / (R̄(x_c) − R̄(x_i)); NaN when x_c and x_i tie (undefined)."""
+    gap = complete - incomplete
+    if gap == 0 or math.isnan(gap):
+        return math.nan
+    return 100.0 * (response - incomplete) / gap
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else math.nan
+
+
+def summarize(rows: Sequence[Mapping[str, float]]) -> dict[str, float]:
+    """Corpus metrics from per-example rows holding :data:`ROW_KEYS`.
+
+    F1/EM and rates are fractions in [0, 1]; ``f1_recovery`` / ``em_recovery`` are percent,
+    as the paper defines ρ. ``improved_rate`` is the share of examples with
+    Δr = F1(x_r) − F1(x_i) > 0; ``mfrr`` the share where the answering agent returned f*.
+    """
+    result: dict[str, float] = {key: _mean([float(r[key]) for r in rows]) for key in ROW_KEYS}
+    for metric in ("f1", "em"):
+        result[f"{metric}_recovery"] = recovery(
+            result[f"{metric}_incomplete"], result[f"{metric}_response"],
+            result[f"{metric}_complete"],
+        )
+    result["mfrr"] = result.pop("masked_fact_returned")
+    result["improved_rate"] = _mean(
+        [float(float(r["f1_response"]) > float(r["f1_incomplete"])) for r in rows]
+    )
+    return result
