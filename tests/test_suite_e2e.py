@@ -1,0 +1,63 @@
+"""The whole suite: `lm_eval --tasks condambig` and the documented `inspect eval-set` recipe."""
+
+from __future__ import annotations
+
+import glob
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURE_DATA, REPO_ROOT, executable, subprocess_env
+
+pytestmark = pytest.mark.e2e
+
+LM_EVAL_TASKS = {"condambigqa", "hotpot_flm", "conditionalqa", "ambignq",
+                 "abg_coqa_detection", "abg_coqa_clarification", "abg_coqa_clarified_qa"}
+
+
+@pytest.fixture(scope="module")
+def suite_env(tmp_path_factory) -> dict[str, str]:
+    from tests.support.tiny_seq2seq import build_tiny_t5
+
+    t5 = build_tiny_t5(tmp_path_factory.mktemp("suite_t5"))
+    return subprocess_env(
+        CONDAMBIG_DATA_DIR=str(FIXTURE_DATA),
+        CONDAMBIG_CACHE_DIR=str(tmp_path_factory.mktemp("suite_cache")),
+        CONDAMBIG_FLM_ANSWERING_AGENT=str(t5), CONDAMBIG_FLM_DOWNSTREAM_MODEL=str(t5),
+    )
+
+
+def _run(command: list[str], env: dict[str, str], cwd: Path) -> None:
+    result = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True,
+                            timeout=900)
+    assert result.returncode == 0, f"{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
+
+
+def test_lm_eval_condambig_group_runs_every_benchmark(tiny_causal_lm, suite_env, tmp_path):
+    _run([executable("lm_eval"), "--model", "hf", "--model_args", f"pretrained={tiny_causal_lm}",
+          "--tasks", "condambig", "--limit", "1", "--gen_kwargs", "max_gen_toks=16",
+          "--output_path", str(tmp_path / "out")], suite_env, tmp_path)
+    results = json.loads(Path(glob.glob(f"{tmp_path}/out/**/results_*.json",
+                                        recursive=True)[0]).read_text())
+    assert LM_EVAL_TASKS <= set(results["results"])
+    assert {"condambig", "abg_coqa"} <= set(results["group_subtasks"])
+    assert "parse_rate,none" in results["results"]["condambigqa"]
+    assert "f1_recovery,none" in results["results"]["hotpot_flm"]
+
+
+def test_inspect_eval_set_recipe_from_the_readme(tiny_causal_lm, suite_env, tmp_path):
+    readme = (REPO_ROOT / "condambig_tasks" / "lm_eval_tasks" / "condambig" / "README.md")
+    recipe = re.search(r"inspect eval-set (.*?) --model", readme.read_text().replace("\\\n", " "),
+                       re.DOTALL).group(1).split()
+    assert len(recipe) == 7
+    _run([executable("inspect"), "eval-set", *recipe, "--model", f"hf/{tiny_causal_lm}",
+          "--limit", "1", "--max-tokens", "16", "--log-dir", str(tmp_path / "logs"),
+          "--display", "none"], suite_env, tmp_path)
+    from inspect_ai.log import read_eval_log
+
+    logs = [read_eval_log(path) for path in glob.glob(f"{tmp_path}/logs/*.eval")]
+    assert {log.eval.task.split("/")[-1] for log in logs} == {t.split("/")[-1] for t in recipe}
+    assert all(log.status == "success" for log in logs)
