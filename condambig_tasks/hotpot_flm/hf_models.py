@@ -141,6 +141,18 @@ def load_checkpoint(spec: CheckpointSpec, role: str, option: str) -> LoadedCheck
     )
 
 
+def check_checkpoint_available(spec: CheckpointSpec, role: str, option: str) -> None:
+    """Fail fast (before the evaluated model generates anything) when a checkpoint's config
+    cannot be found: reads only ``config.json``, from the local folder, cache or hub."""
+    from transformers import AutoConfig
+
+    offline = {"local_files_only": True} if settings.offline() else {}
+    try:
+        AutoConfig.from_pretrained(spec.name_or_path, trust_remote_code=False, **offline)
+    except (OSError, ValueError, KeyError, ImportError, RuntimeError) as error:
+        raise load_error(role, spec, option, error) from error
+
+
 class CheckpointPool:
     """Loads each checkpoint once per run (A and D are often the same model)."""
 

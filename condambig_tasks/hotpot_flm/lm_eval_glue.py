@@ -20,6 +20,7 @@ from collections import OrderedDict
 from typing import Any
 
 from condambig_tasks.hotpot_flm.dataset import Split, load_examples
+from condambig_tasks.hotpot_flm.hf_models import CheckpointSpec, check_checkpoint_available
 from condambig_tasks.hotpot_flm.options import FlmOptions
 from condambig_tasks.hotpot_flm.pipeline import build_local_agents, run_pipeline
 from condambig_tasks.hotpot_flm.prompts import clean_question, question_prompt
@@ -42,6 +43,11 @@ def load_docs(split: str, **kwargs: Any) -> dict:
         split, options.answering_agent, options.downstream_model, options.agent_device,
         options.agent_dtype,
     )
+    # the agents run only after generation: check now that they can be found at all
+    for name, role, option in ((options.answering_agent, "answering agent", "answering_agent"),
+                               (options.downstream_model, "downstream model", "downstream_model")):
+        check_checkpoint_available(
+            CheckpointSpec(name, options.agent_device, options.agent_dtype), role, option)
     encoded_options = json.dumps(options.to_dict(), sort_keys=True)
     docs = [
         {

@@ -46,3 +46,13 @@ def test_bad_values_say_which_option(flm_data, key, value, message):
 def test_round_trip_through_a_doc(flm_data):
     options = FlmOptions.resolve({"answering_agent": "/a", "downstream_cache": "false"})
     assert FlmOptions(**options.to_dict()) == options
+
+
+def test_lm_eval_docs_fail_fast_when_an_agent_cannot_be_found(flm_data, tmp_path):
+    """Before the evaluated model generates anything, not after, in the aggregation step."""
+    from condambig_tasks.hotpot_flm import lm_eval_glue
+    from condambig_tasks.hotpot_flm.hf_models import AgentLoadError
+
+    missing = str(tmp_path / "no-such-checkpoint")
+    with pytest.raises(AgentLoadError, match="CONDAMBIG_FLM_ANSWERING_AGENT"):
+        lm_eval_glue.load_full_docs(answering_agent=missing, downstream_model=missing)

@@ -107,7 +107,8 @@ def test_lm_eval_glue_scores_equal_condambig_score(flm_data, tiny_t5, capsys, tm
         assert (value != value and expected is None) or value == pytest.approx(expected), name
 
 
-def test_full_examples_are_what_the_glue_serves(flm_data):
-    docs = lm_eval_glue.load_test_docs()["test"]
+def test_full_examples_are_what_the_glue_serves(flm_data, tiny_t5):
+    agents = {"answering_agent": str(tiny_t5), "downstream_model": str(tiny_t5)}
+    docs = lm_eval_glue.load_test_docs(**agents)["test"]
     assert [doc["id"] for doc in docs] == [e.id for e in load_examples("test")]
     assert all(doc["split"] == "test" for doc in docs)
