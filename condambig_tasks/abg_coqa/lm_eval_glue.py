@@ -40,8 +40,6 @@ from condambig_tasks.abg_coqa.scoring import (
 )
 
 logger = logging.getLogger("condambig.abg_coqa")
-# never copied into docs: lm-eval writes docs to sample logs
-_SECRET_OPTIONS = ("judge_api_key",)
 
 
 def data_config_from_options(options: dict[str, Any]) -> AbgCoQADataConfig:
@@ -51,7 +49,7 @@ def data_config_from_options(options: dict[str, Any]) -> AbgCoQADataConfig:
 
 def judge_options_from(options: dict[str, Any]) -> dict[str, Any]:
     """The ``judge_*`` task options, without secrets (the API key stays in the environment)."""
-    return {k: v for k, v in options.items() if k.startswith("judge_") and k not in _SECRET_OPTIONS}
+    return settings.lm_eval_judge_options(options)
 
 
 def sample_to_doc(sample: AbgCoQASample, judge_options: dict[str, Any] | None = None) -> dict[str, Any]:

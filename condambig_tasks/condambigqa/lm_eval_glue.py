@@ -32,8 +32,6 @@ logger = logging.getLogger("condambig.condambigqa")
 
 # --metadata keys that configure the task itself (the rest may configure the judge)
 _TASK_OPTIONS = ("setting", "release", "max_conditions", "matching")
-# never copied into docs: lm-eval writes docs to sample logs
-_SECRET_OPTIONS = ("judge_api_key",)
 _JUDGE_METRICS = ("condition_score", "answer_score", "combined_score", "judge_failed")
 
 
@@ -42,8 +40,7 @@ def load_docs(**kwargs: Any) -> dict:
     import datasets
 
     options = CondAmbigQAOptions(**{k: kwargs[k] for k in _TASK_OPTIONS if k in kwargs})
-    judge_options = {k: v for k, v in kwargs.items()
-                     if k.startswith("judge_") and k not in _SECRET_OPTIONS}
+    judge_options = settings.lm_eval_judge_options(kwargs)
     judge = settings.judge_config_from_environment(judge_options)
     if judge is None:
         logger.warning(

@@ -35,7 +35,7 @@ class OpenAIJudgeBackend:
         if config.base_url is None and not config.api_key:
             raise ValueError(
                 f"judge {config.model!r}: no API key for api.openai.com. Set "
-                "CONDAMBIG_JUDGE_API_KEY or OPENAI_API_KEY (or --metadata judge_api_key), or "
+                "CONDAMBIG_JUDGE_API_KEY or OPENAI_API_KEY, or "
                 "point CONDAMBIG_JUDGE_BASE_URL at a server that needs none (e.g. vllm serve)."
             )
         self.config = config
@@ -129,7 +129,7 @@ def _classify(error: Exception) -> Exception:
         if status in _RETRYABLE_STATUS or status >= 500:
             return TransientJudgeError(f"judge endpoint returned HTTP {status}: {error.message}")
         hint = {
-            401: "check the key in CONDAMBIG_JUDGE_API_KEY, OPENAI_API_KEY or --metadata judge_api_key",
+            401: "check the key in CONDAMBIG_JUDGE_API_KEY or OPENAI_API_KEY",
             403: "the key is not allowed to use this model",
             404: "check CONDAMBIG_JUDGE_MODEL and CONDAMBIG_JUDGE_BASE_URL, which should end in /v1",
         }.get(status, "the endpoint rejected the request")
