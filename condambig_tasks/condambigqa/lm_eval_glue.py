@@ -88,11 +88,11 @@ def process_results(doc: dict, results: list[str]) -> dict[str, Any]:
         "parse_rate": float(parsed.parsed),
         "answer_count": float(len(parsed.pairs)),
         "count_difference": float(len(parsed.pairs) - len(question.properties)),
-        "out_of_range_citations": float(parsed.out_of_range_citations),
-        "duplicate_citations": float(parsed.duplicate_citations),
     }
     if setting.cites:
         metrics["citation_score"] = item
+        metrics["out_of_range_citations"] = float(parsed.out_of_range_citations)
+        metrics["duplicate_citations"] = float(parsed.duplicate_citations)
     if settings.judge_config_from_environment(json.loads(doc["judge_options"])) is not None:
         for name in _JUDGE_METRICS:
             if name == "condition_score" and not setting.generates_conditions:

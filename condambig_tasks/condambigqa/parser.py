@@ -69,12 +69,14 @@ def _parse(text: object, setting: Setting, fragment_count: int) -> ParsedRespons
         if isinstance(item, str) and setting is not Setting.CLOSED_BOOK:
             continue  # a bare string is an answer only where no structure was asked for
         condition, answer, raw_citations = _fields(item)
-        numbers, dropped, repeated = _citation_numbers(raw_citations, fragment_count)
-        out_of_range += dropped
-        duplicates += repeated
         if not answer and not condition:
             continue
-        pairs.append(GeneratedPair(condition, answer, numbers if setting.cites else ()))
+        numbers: tuple[int, ...] = ()
+        if setting.cites:  # closed-book settings show no fragments: citations are ignored
+            numbers, dropped, repeated = _citation_numbers(raw_citations, fragment_count)
+            out_of_range += dropped
+            duplicates += repeated
+        pairs.append(GeneratedPair(condition, answer, numbers))
     if items and not pairs:
         return ParsedResponse((), False, "JSON has no object with a condition or an answer",
                               out_of_range, duplicates)

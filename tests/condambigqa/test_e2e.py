@@ -145,3 +145,21 @@ def test_inspect_with_grader_role_matches_condambig_score(scripted_lm, judge_ser
         inspect_value = per_sample[row["id"]]
         for key in ("condition", "answer", "citation", "combined"):
             assert row[key] == pytest.approx(inspect_value[key]), (row["id"], key)
+
+
+def test_lm_eval_group_runs_the_five_settings(scripted_lm, tmp_path):
+    env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA),
+                         CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"))
+    _run([executable("lm_eval"), "--model", "hf", "--model_args", f"pretrained={scripted_lm}",
+          "--tasks", "condambigqa_all", "--limit", "1", "--output_path", str(tmp_path / "out")],
+         env, tmp_path)
+    results = json.loads(Path(glob.glob(f"{tmp_path}/out/**/results_*.json",
+                                        recursive=True)[0]).read_text())["results"]
+    settings = ("", "_gold_conditions", "_no_conditions", "_closed_book",
+                "_closed_book_conditions")
+    for suffix in settings:
+        metrics = _metrics(results[f"condambigqa{suffix}"])
+        assert metrics["parse_rate"] == 1.0
+        cites = "closed_book" not in suffix
+        assert ("citation_score" in metrics) == cites, suffix
+        assert ("out_of_range_citations" in metrics) == cites, suffix

@@ -117,3 +117,10 @@ def test_closed_book_ignores_citations_and_single_object_is_one_pair():
 def test_explicit_empty_list_is_parsed_with_no_pairs():
     result = parse_response('{"conditions": []}', Setting.MAIN, 3)
     assert result.parsed and result.pairs == ()
+
+
+def test_closed_book_citations_are_neither_kept_nor_counted():
+    text = json.dumps({"answers": [{"answer": "Paris", "citations": ["Fragment 7", "7"]}]})
+    result = parse_response(text, Setting.CLOSED_BOOK, 0)
+    assert result.pairs[0].citations == ()
+    assert (result.out_of_range_citations, result.duplicate_citations) == (0, 0)
