@@ -1,0 +1,1 @@
+"""lm-eval task folder `hotpot_flm` (lm-eval itself loads utils.py here by path)."""
