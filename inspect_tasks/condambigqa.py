@@ -35,6 +35,7 @@ def condambigqa(
     judge: bool = True,
     matching: str = "judge",
     max_tokens: int | None = None,
+    hub_revision: str | None = None,
 ) -> Task:
     """CondAmbigQA (Li et al.): conditions, answers and citations for ambiguous questions.
 
@@ -47,10 +48,11 @@ def condambigqa(
         matching: "judge" (the paper's weighted matching) or "exact" (citations, then
             answer token F1).
         max_tokens: generation budget (default: per setting, 512-1536).
+        hub_revision: a Hugging Face commit sha to pin the dataset.
     """
-    options = CondAmbigQAOptions(setting, release, max_conditions, matching)
+    options = CondAmbigQAOptions(setting, release, max_conditions, matching, hub_revision)
     judged = bool(judge) and GRADER_ROLE in model_roles()
-    samples = [_sample(q, options) for q in load_questions(options.release)]
+    samples = [_sample(q, options) for q in load_questions(options.release, options.hub_revision)]
     return Task(
         dataset=MemoryDataset(samples, name=f"condambigqa_{options.setting.value}"),
         solver=generate(),

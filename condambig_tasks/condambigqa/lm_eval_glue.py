@@ -31,7 +31,7 @@ from condambig_tasks.condambigqa.scoring import (
 logger = logging.getLogger("condambig.condambigqa")
 
 # --metadata keys that configure the task itself (the rest may configure the judge)
-_TASK_OPTIONS = ("setting", "release", "max_conditions", "matching")
+_TASK_OPTIONS = ("setting", "release", "max_conditions", "matching", "hub_revision")
 _JUDGE_METRICS = ("condition_score", "answer_score", "combined_score", "judge_failed")
 
 
@@ -63,7 +63,7 @@ def load_docs(**kwargs: Any) -> dict:
             "matching": options.matching,
             "judge_options": json.dumps(judge_options, sort_keys=True),
         }
-        for q in load_questions(options.release)
+        for q in load_questions(options.release, options.hub_revision)
     ]
     return {"test": datasets.Dataset.from_list(docs)}
 

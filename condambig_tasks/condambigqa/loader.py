@@ -54,8 +54,11 @@ HUB_SOURCES: Mapping[Release, HubSource] = {
 _NUMBERED_TITLE = re.compile(r"^\s*(\d+)\s*[.):-]\s*(.*)$", re.DOTALL)
 
 
-def load_questions(release: Release | str = Release.TWO_K) -> list[CondAmbigQuestion]:
-    """All questions: every local ``condambigqa/*.json[l]`` file if present, else the hub."""
+def load_questions(
+    release: Release | str = Release.TWO_K, hub_revision: str | None = None
+) -> list[CondAmbigQuestion]:
+    """All questions: every local ``condambigqa/*.json[l]`` file if present, else the hub
+    (at ``hub_revision``, a commit sha to pin, else the revision recorded in HUB_SOURCES)."""
     release = Release(release)
     files = local_files(FOLDER, LOCAL_PATTERNS)
     if files:
@@ -70,7 +73,8 @@ def load_questions(release: Release | str = Release.TWO_K) -> list[CondAmbigQues
     else:
         hub = HUB_SOURCES[release]
         dataset = load_hub_dataset(
-            hub.repository, hub.revision, BENCHMARK, FOLDER, [hub.local_file_hint]
+            hub.repository, hub_revision or hub.revision, BENCHMARK, FOLDER,
+            [hub.local_file_hint],
         )
         # discover the split names rather than assuming one
         splits = list(dataset.keys()) if hasattr(dataset, "keys") else [None]

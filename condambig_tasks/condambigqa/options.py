@@ -29,6 +29,8 @@ class CondAmbigQAOptions:
     # "judge": maximise the per-setting weighted judge/citation score (the paper's rule);
     # "exact": match on citation score, then answer token F1 (the rule used without a judge)
     matching: str = "judge"
+    # a Hugging Face commit sha to pin the dataset (default: the revision in loader.HUB_SOURCES)
+    hub_revision: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "setting", _choice(Setting, self.setting, "setting"))

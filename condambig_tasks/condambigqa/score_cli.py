@@ -20,6 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help='JSON file: [{"id": question id, "output": "<raw model text>"}]')
     parser.add_argument("--setting", default="main", choices=[s.value for s in Setting])
     parser.add_argument("--release", default="2k", choices=[r.value for r in Release])
+    parser.add_argument("--hub-revision", help="Hugging Face commit sha to pin the dataset")
     parser.add_argument("--max-conditions", type=int, default=5,
                         help="the N in 'up to N conditions' of the prompt the judge sees")
     parser.add_argument("--matching", default="judge", choices=["judge", "exact"],
@@ -33,9 +34,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> dict:
-    options = CondAmbigQAOptions(args.setting, args.release, args.max_conditions, args.matching)
+    options = CondAmbigQAOptions(args.setting, args.release, args.max_conditions, args.matching,
+                                 args.hub_revision)
     outputs = _read_outputs(args.outputs)
-    questions = {q.id: q for q in load_questions(options.release)}
+    questions = {q.id: q for q in load_questions(options.release, options.hub_revision)}
     unknown = [i for i in outputs if i not in questions]
     if unknown:
         raise ValueError(f"{len(unknown)} output id(s) are not CondAmbigQA question ids, "

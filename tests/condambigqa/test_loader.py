@@ -8,6 +8,9 @@ import pytest
 
 from condambig_tasks.condambigqa.loader import load_questions, normalise_record
 from condambig_tasks.data import CorruptDataError, DataUnavailableError
+from tests.conftest import FIXTURE_DATA
+
+FIXTURE = FIXTURE_DATA / "condambigqa"
 
 
 def test_fixture_loads_both_citation_schemas(use_fixture_data):
@@ -62,3 +65,35 @@ def test_corrupt_local_file_is_a_clear_error(monkeypatch, tmp_path):
     (tmp_path / "condambigqa" / "mcaqa.json").write_text(json.dumps([{"question": "no id"}]))
     with pytest.raises(CorruptDataError, match="malformed"):
         load_questions()
+
+
+def test_hub_route_discovers_splits_pins_the_revision_and_normalises(monkeypatch, tmp_path):
+    """Without local files the hub is used: every split, the requested revision, and the
+    rows as `datasets` hands them over (nested lists may come back column-wise)."""
+    import datasets
+
+    from condambig_tasks.condambigqa import loader
+
+    rows = json.loads((FIXTURE / "condambigqa_fixture.json").read_text())
+    for row in rows:  # one schema for Arrow: the 2K release's citation fields everywhere
+        for prop in row["properties"]:
+            citations = prop.pop("citations", [])
+            prop.setdefault("condition_citations", citations)
+            prop.setdefault("answer_citations", [])
+            if isinstance(prop["groundtruth"], list):
+                prop["groundtruth"] = " ".join(prop["groundtruth"])
+    hub = datasets.DatasetDict({"train": datasets.Dataset.from_list(rows[:2]),
+                                "extra": datasets.Dataset.from_list(rows[2:])})
+    calls = []
+
+    def fake_hub(repository, revision, *args, **kwargs):
+        calls.append((repository, revision))
+        return hub
+
+    monkeypatch.setenv("CONDAMBIG_DATA_DIR", str(tmp_path))  # no condambigqa/ folder there
+    monkeypatch.setattr(loader, "load_hub_dataset", fake_hub)
+    questions = loader.load_questions("2k", hub_revision="0123abc")
+    assert calls == [("Apocalypse-AGI-DAO/CondAmbigQA-2K", "0123abc")]
+    assert [q.id for q in questions] == ["fx-001", "fx-002", "fx-003"]
+    assert [p.fragments for p in questions[0].properties] == [(1,), (2,), (3,)]
+    assert loader.load_questions("200") and calls[-1] == ("Apocalypse-AGI-DAO/CondAmbigQA", "main")
