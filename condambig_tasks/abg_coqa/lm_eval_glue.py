@@ -10,11 +10,9 @@ aggregation step.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
-from collections import OrderedDict
 from typing import Any
 
 from condambig_metrics.abg_coqa import corpus_bleu, detection_scores
@@ -38,6 +36,7 @@ from condambig_tasks.abg_coqa.scoring import (
     DetectionOutcome,
     score_output,
 )
+from condambig_tasks.run_memo import RunMemo
 
 logger = logging.getLogger("condambig.abg_coqa")
 
@@ -174,22 +173,22 @@ def agg_bleu4(items: list[tuple[str, tuple[str, ...]]]) -> float:
 
 # ---------------------------------------------------------------- judge aggregation
 
-_JUDGED: OrderedDict[str, dict[str, float]] = OrderedDict()
-_JUDGED_SIZE = 4
+_JUDGED: RunMemo[dict[str, float]] = RunMemo()
 
 
 def _judge_summary(items: list[dict[str, Any]]) -> dict[str, float]:
     """Judge the run's questions once; the three judge metrics of a run share the result."""
-    digest = hashlib.sha256(
-        json.dumps([(i["id"], i["judge_options"], i["question"]) for i in items]).encode()
-    ).hexdigest()
-    if digest in _JUDGED:
-        return _JUDGED[digest]
-    from condambig_metrics.judge import openai_judge_engine
-
     config = settings.judge_config_from_environment(json.loads(items[0]["judge_options"]))
     if config is None:  # configured when the documents were built, not any more
         raise ValueError("abg_coqa_clarification: the judge configuration disappeared during the run")
+    depends_on = [(config.model, config.base_url),
+                  *((i["id"], i["judge_options"], i["question"]) for i in items)]
+    return _JUDGED.get_or_compute(depends_on, lambda: _judge_run(items, config))
+
+
+def _judge_run(items: list[dict[str, Any]], config) -> dict[str, float]:
+    from condambig_metrics.judge import openai_judge_engine
+
     engine = openai_judge_engine(config)
     requests = [clarification_request(doc_to_sample(item), item["question"]) for item in items]
     results = engine.judge_many_sync(requests)
@@ -198,9 +197,6 @@ def _judge_summary(items: list[dict[str, Any]]) -> dict[str, float]:
     if summary["judge_failed"]:
         logger.warning("abg_coqa_clarification: %d judgement(s) failed, left out of the judge "
                        "metrics (see judge_failed)", int(summary["judge_failed"]))
-    _JUDGED[digest] = summary
-    while len(_JUDGED) > _JUDGED_SIZE:
-        _JUDGED.popitem(last=False)
     return summary
 
 

@@ -8,11 +8,9 @@ alone and this module says once, in the log, what was skipped.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
-from collections import OrderedDict
 from typing import Any
 
 from condambig_tasks import settings
@@ -27,6 +25,7 @@ from condambig_tasks.condambigqa.scoring import (
     score_all,
     summarise,
 )
+from condambig_tasks.run_memo import RunMemo
 
 logger = logging.getLogger("condambig.condambigqa")
 
@@ -105,20 +104,19 @@ def process_results(doc: dict, results: list[str]) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- aggregation
 
-_MEMO: OrderedDict[str, list[QuestionScore]] = OrderedDict()
-_MEMO_SIZE = 4
+_RUNS: RunMemo[list[QuestionScore]] = RunMemo()
 
 
 def _question_scores(items: list[dict]) -> list[QuestionScore]:
     """Score the run once; every corpus metric of the same run reuses the result."""
     config = settings.judge_config_from_environment(json.loads(items[0]["judge_options"]))
     judge_identity = (config.model, config.base_url) if config is not None else None
-    digest = hashlib.sha256(
-        json.dumps([judge_identity, *((i["id"], i["setting"], i["matching"], i["output"])
-                                      for i in items)]).encode()
-    ).hexdigest()
-    if digest in _MEMO:
-        return _MEMO[digest]
+    depends_on = [judge_identity, *((i["id"], i["setting"], i["matching"], i["output"])
+                                    for i in items)]
+    return _RUNS.get_or_compute(depends_on, lambda: _score_run(items, config))
+
+
+def _score_run(items: list[dict], config) -> list[QuestionScore]:
     setting = Setting(items[0]["setting"])
     inputs = [
         ScoringInput(CondAmbigQuestion.from_dict(json.loads(i["record"])), i["prompt"],
@@ -137,9 +135,6 @@ def _question_scores(items: list[dict]) -> list[QuestionScore]:
         if failed:
             logger.warning("condambigqa: %d question(s) judge-failed, left out of the judge "
                            "metrics (see judge_failed)", failed)
-    _MEMO[digest] = scores
-    while len(_MEMO) > _MEMO_SIZE:
-        _MEMO.popitem(last=False)
     return scores
 
 

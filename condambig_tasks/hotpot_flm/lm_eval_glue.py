@@ -12,11 +12,9 @@ inside each doc, because lm-eval hands aggregation functions nothing but the ite
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
-from collections import OrderedDict
 from typing import Any
 
 from condambig_tasks.hotpot_flm.dataset import Split, load_examples
@@ -24,6 +22,7 @@ from condambig_tasks.hotpot_flm.hf_models import CheckpointSpec, check_checkpoin
 from condambig_tasks.hotpot_flm.options import FlmOptions
 from condambig_tasks.hotpot_flm.pipeline import build_local_agents, run_pipeline
 from condambig_tasks.hotpot_flm.prompts import clean_question, question_prompt
+from condambig_tasks.run_memo import RunMemo
 
 logger = logging.getLogger("condambig.hotpot_flm")
 
@@ -92,18 +91,16 @@ def process_results(doc: dict, results: list[str]) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- aggregation (rank 0)
 
-_MEMO: OrderedDict[str, dict[str, float]] = OrderedDict()
-_MEMO_SIZE = 4
+_RUNS: RunMemo[dict[str, float]] = RunMemo()
 
 
 def run_items(items: list[dict]) -> dict[str, float]:
     """Corpus metrics for the run's items, computed once and reused by every metric."""
-    digest = hashlib.sha256(
-        json.dumps([(i["id"], i["split"], i["question"], i["options"]) for i in items])
-        .encode()
-    ).hexdigest()
-    if digest in _MEMO:
-        return _MEMO[digest]
+    depends_on = [(i["id"], i["split"], i["question"], i["options"]) for i in items]
+    return _RUNS.get_or_compute(depends_on, lambda: _run_agents(items))
+
+
+def _run_agents(items: list[dict]) -> dict[str, float]:
     if len({(i["split"], i["options"]) for i in items}) != 1:
         raise ValueError("hotpot_flm: items of one task carry different splits or agent options")
     options = FlmOptions(**json.loads(items[0]["options"]))
@@ -116,11 +113,7 @@ def run_items(items: list[dict]) -> dict[str, float]:
         "hotpot_flm: %d examples scored; downstream answers computed %s",
         len(run.outcomes), run.computed,
     )
-    metrics = run.metrics()
-    _MEMO[digest] = metrics
-    while len(_MEMO) > _MEMO_SIZE:
-        _MEMO.popitem(last=False)
-    return metrics
+    return run.metrics()
 
 
 def _metric(items: list[dict], name: str) -> float:
