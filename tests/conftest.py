@@ -42,6 +42,15 @@ def real_data_dir() -> Path:
     return Path(value)
 
 
+def load_from_real_data(real_data_dir: Path, relative_file: str, load):
+    """``load()`` with CONDAMBIG_DATA_DIR at the real data; skip when the file is absent."""
+    if not (real_data_dir / relative_file).is_file():
+        pytest.skip(f"{relative_file} is not in the real data folder {real_data_dir}")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(SHARED_DATA_VARIABLE, str(real_data_dir))
+        return load()
+
+
 @pytest.fixture(scope="session")
 def tiny_causal_lm(tmp_path_factory) -> Path:
     from tests.support.tiny_models import build_tiny_causal_lm

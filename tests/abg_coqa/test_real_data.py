@@ -18,17 +18,14 @@ from condambig_tasks.abg_coqa.scoring import (
     summarise_clarification,
     summarise_detection,
 )
+from tests.conftest import load_from_real_data
 
 pytestmark = pytest.mark.realdata
 
 
 @pytest.fixture(scope="module")
 def turns(real_data_dir):
-    if not (real_data_dir / "abg_coqa" / "coqa_abg_val.json").is_file():
-        pytest.skip("abg_coqa/coqa_abg_val.json is not in the data directory")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("CONDAMBIG_DATA_DIR", str(real_data_dir))
-        return load_turns(AbgCoQADataConfig(split="val"))
+    return load_from_real_data(real_data_dir, "abg_coqa/coqa_abg_val.json", lambda: load_turns(AbgCoQADataConfig(split="val")))
 
 
 def test_counts(turns):

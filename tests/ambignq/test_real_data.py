@@ -9,17 +9,14 @@ import pytest
 from condambig_metrics.ambignq import aggregate, score_question
 from condambig_tasks.ambignq.loader import load_questions
 from condambig_tasks.ambignq.records import MultipleQAs, PredictedPair, SingleAnswer
+from tests.conftest import load_from_real_data
 
 pytestmark = pytest.mark.realdata
 
 
 @pytest.fixture(scope="module")
 def questions(real_data_dir):
-    if not (real_data_dir / "ambignq" / "dev_light.json").is_file():
-        pytest.skip("ambignq/dev_light.json is not in the data directory")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("CONDAMBIG_DATA_DIR", str(real_data_dir))
-        return load_questions()
+    return load_from_real_data(real_data_dir, "ambignq/dev_light.json", lambda: load_questions())
 
 
 def _gold_as_prediction(record) -> list[PredictedPair]:

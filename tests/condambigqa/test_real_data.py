@@ -11,15 +11,12 @@ from condambig_tasks.condambigqa.loader import load_questions
 from condambig_tasks.condambigqa.parser import parse_response
 from condambig_tasks.condambigqa.records import Setting
 from condambig_tasks.condambigqa.scoring import score_question, summarise
+from tests.conftest import load_from_real_data
 
 
 @pytest.fixture(scope="module")
 def questions(real_data_dir):
-    if not (real_data_dir / "condambigqa" / "mcaqa.json").is_file():
-        pytest.skip("condambigqa/mcaqa.json not in the real data folder")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("CONDAMBIG_DATA_DIR", str(real_data_dir))
-        return load_questions("200")
+    return load_from_real_data(real_data_dir, "condambigqa/mcaqa.json", lambda: load_questions("200"))
 
 
 def test_two_hundred_questions_load(questions):
