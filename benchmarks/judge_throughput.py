@@ -26,22 +26,14 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from condambig_metrics.judge import (  # noqa: E402
-    JudgeCriterion,
     JudgeRequest,
     JudgeStats,
     openai_judge_engine,
 )
 from condambig_metrics.judge.records import JudgeConfig  # noqa: E402
+from condambig_tasks.condambigqa.scoring import ANSWER_CORRECTNESS  # noqa: E402
 
-CRITERION = JudgeCriterion(
-    name="Answer Correctness",
-    criteria="Whether the actual answer is factually correct based on the expected answer.",
-    evaluation_steps=(
-        "Check whether the actual answer contradicts the expected answer.",
-        "Heavily penalise omission of critical details.",
-        "The answer addresses the question without irrelevant information.",
-    ),
-)
+CRITERION = ANSWER_CORRECTNESS  # the CondAmbigQA criterion the benchmark exists for
 SCRIPT = {"default": {"scores": {"7": 0.6, "8": 0.3, "6": 0.1}, "reason": "benchmark"}}
 
 
