@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+import sysconfig
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -86,12 +89,21 @@ def test_inspect_lists_the_tasks():
     assert "condambig/condambigqa" in registered.stdout, registered.stderr[-2000:]
 
 
+def _build_wheel(tmp_path: Path) -> Path:
+    """The project's wheel, built from a copy of the checkout (a build leaves ``build/``
+    behind, which would make ``inspect list tasks`` in the checkout show every task twice)."""
+    source, wheel_dir = tmp_path / "source", tmp_path / "wheel"
+    shutil.copytree(REPO_ROOT, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".hypothesis"))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                    "-q", "-w", str(wheel_dir), str(source)], check=True, timeout=600,
+                   capture_output=True)
+    return next(wheel_dir.glob("condambig-*.whl"))
+
+
 @pytest.mark.e2e
 def test_regular_wheel_ships_the_pth_file_at_the_root(tmp_path):
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                    "-q", "-w", str(tmp_path), str(REPO_ROOT)], check=True, timeout=600,
-                   capture_output=True)
-    wheel = next(tmp_path.glob("condambig-*.whl"))
+    wheel = _build_wheel(tmp_path)
     names = zipfile.ZipFile(wheel).namelist()
     assert "condambig_lm_eval.pth" in names
     assert "condambig_tasks/lm_eval_tasks/condambigqa/condambigqa.yaml" in names
@@ -100,22 +112,39 @@ def test_regular_wheel_ships_the_pth_file_at_the_root(tmp_path):
     assert any(n.startswith("condambig/") for n in names)
 
 
+def _isolated_venv_seeing_this_environment(venv: Path) -> Path:
+    """A fresh venv whose own site-packages come first and that also sees the packages of
+    the interpreter running the tests (lm-eval and its dependencies).
+
+    ``--system-site-packages`` would expose the *base* interpreter's site-packages, not this
+    (test) venv's, so it only works where lm-eval is also installed into the base Python.
+    A plain path line in a ``.pth`` file appends this environment's site-packages to
+    ``sys.path`` without running its own ``.pth`` files, so this checkout's editable
+    install and its lm-eval hook stay out: only the wheel under test provides condambig.
+    """
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
+                   timeout=300)
+    python = venv / "bin" / "python"
+    venv_site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True, timeout=60).stdout.strip()
+    this_site = sysconfig.get_paths()["purelib"]
+    Path(venv_site, "zz_test_environment.pth").write_text(this_site + "\n")
+    return python
+
+
 @pytest.mark.e2e
 def test_regular_install_makes_stock_lm_eval_find_the_tasks(tmp_path):
-    """A non-editable install into a fresh venv (lm-eval itself comes from the base site)."""
-    wheel_dir, venv = tmp_path / "wheel", tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                    "-q", "-w", str(wheel_dir), str(REPO_ROOT)], check=True, timeout=600,
+    """A non-editable install into a fresh venv (lm-eval itself comes from the test venv)."""
+    wheel = _build_wheel(tmp_path)
+    python = _isolated_venv_seeing_this_environment(tmp_path / "venv")
+    # pip of the test environment installs into the new venv's site-packages
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q",
+                    "--no-deps", str(wheel)], check=True, timeout=600,
                    capture_output=True)
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)],
-                   check=True, timeout=300)
-    python = venv / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps",
-                    str(next(wheel_dir.glob("*.whl")))], check=True, timeout=600,
-                   capture_output=True)
-    result = subprocess.run([str(venv / "bin" / "python"), "-m", "lm_eval", "ls", "tasks"],
+    result = subprocess.run([str(python), "-m", "lm_eval", "ls", "tasks"],
                             capture_output=True, text=True, env=subprocess_env(), cwd="/",
                             timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     rows = [row for row in result.stdout.splitlines() if row.startswith("|condambigqa ")]
-    assert rows and str(venv) in rows[0], rows
+    assert rows and str(tmp_path / "venv") in rows[0], rows
