@@ -13,7 +13,8 @@ memory, and what a full 7,404-example run costs in forward passes.
 
     python benchmarks/hotpot_flm_agent.py [--examples 20] [--batch-size 32] [--threads 2]
 
-Data: ``$CONDAMBIG_DATA_DIR`` when set (e.g. ../shared/data), else the test fixtures.
+Data: ``$CONDAMBIG_DATA_DIR`` (the folder with the upstream files) when set, else the test
+fixtures.
 """
 
 from __future__ import annotations
@@ -32,9 +33,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from condambig_tasks.hotpot_flm.agents import AgentQuery, YesNoAnsweringAgent, arg_max  # noqa: E402
-from condambig_tasks.hotpot_flm.dataset import load_examples  # noqa: E402
 from condambig_tasks.hotpot_flm.hf_models import CheckpointSpec, load_checkpoint  # noqa: E402
 from condambig_tasks.hotpot_flm.inference import BatchLimits, YesNoScorer  # noqa: E402
+from condambig_tasks.hotpot_flm.loader import load_examples  # noqa: E402
 from condambig_tasks.hotpot_flm.prompts import yes_no_prompt  # noqa: E402
 from tests.support.tiny_seq2seq import build_tiny_t5  # noqa: E402
 

@@ -1,51 +1,210 @@
-"""``condambig-score BENCHMARK ...``: score a file of model outputs, print metrics as JSON.
+"""``condambig-score BENCHMARK --outputs FILE [options]``: score saved model outputs, print JSON.
 
-Each benchmark contributes a module ``condambig_tasks.<benchmark>.score_cli`` with
-``add_arguments(parser)`` and ``run(args) -> dict``; this file only dispatches, so the
-same code path serves every benchmark.
+One front end for every benchmark, built from its :class:`~condambig_tasks.benchmark.Benchmark`:
+the option flags are the benchmark's options dataclass fields (``max_conditions`` ->
+``--max-conditions``), the outputs are ``[{"id": ..., "output": "<raw model text>"}]`` (JSON
+or JSON Lines) or a benchmark's official prediction format, and the result is JSON with
+``null`` (never NaN) for a metric no sample has a value for.
+
+Ids, the same rule for every benchmark: an output whose id is not in the data, or an id
+given twice, is an error; items without an output are left out and counted
+(``missing_outputs``), as the official scripts of ConditionalQA and AmbigQA (with
+``--only-predicted``) leave them out.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
+import dataclasses
 import json
 import sys
+import typing
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
-BENCHMARKS: dict[str, str] = {
-    "condambigqa": "condambig_tasks.condambigqa.score_cli",
-    "hotpot_flm": "condambig_tasks.hotpot_flm.score_cli",
-    "conditionalqa": "condambig_tasks.conditionalqa.score_cli",
-    "ambignq": "condambig_tasks.ambignq.score_cli",
-    "abg_coqa": "condambig_tasks.abg_coqa.score_cli",
-}
+from condambig_tasks import registry, settings
+from condambig_tasks.benchmark import Benchmark, Runtime, json_safe, run_blocking, score_run
+from condambig_tasks.errors import CondambigError, PredictionFileError
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(names: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="condambig-score", description="Score model outputs on a condambig benchmark."
-    )
+        prog="condambig-score", description="Score model outputs on a condambig benchmark.")
     subparsers = parser.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
-    for name, module_name in BENCHMARKS.items():
-        module = importlib.import_module(module_name)
-        sub = subparsers.add_parser(name, help=(module.__doc__ or "").strip().splitlines()[0])
-        module.add_arguments(sub)
-        sub.set_defaults(_run=module.run)
+    for name in names or registry.available():
+        benchmark = registry.get(name)
+        sub = subparsers.add_parser(name, help=benchmark.title,
+                                    description=(type(benchmark).__doc__ or "").strip())
+        _add_arguments(sub, benchmark)
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    from condambig_tasks.data import CorruptDataError, DataUnavailableError
+def _add_arguments(parser: argparse.ArgumentParser, benchmark: Benchmark) -> None:
+    parser.add_argument(
+        "--outputs", "--pred", *benchmark.cli_output_aliases, dest="outputs", required=True,
+        metavar="FILE",
+        help='[{"id": ..., "output": "<raw model text>"}] as JSON or JSON Lines'
+             + (f"; or {benchmark.prediction_format}" if benchmark.prediction_format else ""))
+    if benchmark.supports_reference_file:
+        parser.add_argument("--ref", type=Path, metavar="FILE",
+                            help="reference data in the upstream format (default: the "
+                                 "configured data source)")
+    hints = typing.get_type_hints(benchmark.options_type)
+    for option in dataclasses.fields(benchmark.options_type):
+        flags = [f"--{option.name.replace('_', '-')}", *option.metadata.get("cli", ())]
+        annotation = hints[option.name]
+        kind = [a for a in typing.get_args(annotation) if a is not type(None)] or [annotation]
+        help_text = option.metadata.get("help", "")
+        default = json_safe(option.default) if option.default is not dataclasses.MISSING \
+            else None
+        if kind[0] is bool:
+            parser.add_argument(*flags, dest=option.name, default=None,
+                                action=argparse.BooleanOptionalAction,
+                                help=f"{help_text} (default {default})")
+        else:
+            choices = option.metadata.get("choices")
+            parser.add_argument(*flags, dest=option.name, default=None,
+                                metavar=None if choices else "VALUE", choices=choices,
+                                help=f"{help_text} (default {default})")
+    if benchmark.uses_judge:
+        parser.add_argument("--judge-model", help="judge model (else $CONDAMBIG_JUDGE_MODEL); "
+                            "without one the judge metrics are not reported")
+        parser.add_argument("--judge-base-url", help="OpenAI-compatible endpoint, e.g. vLLM")
+    parser.add_argument("--limit", type=int, metavar="N",
+                        help="score only the first N items that have an output")
+    parser.add_argument("--per-sample", "--per-question", "--per-example", dest="per_sample",
+                        type=Path, metavar="FILE",
+                        help="also write every sample's values and details (JSON Lines)")
 
-    args = build_parser().parse_args(argv)
+
+def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
+    option_names = [f.name for f in dataclasses.fields(benchmark.options_type)]
+    options = benchmark.options(
+        {name: getattr(args, name) for name in option_names if getattr(args, name) is not None})
+    if args.limit is not None and args.limit < 1:
+        raise PredictionFileError("--limit must be at least 1")
+    reference = getattr(args, "ref", None)
+    items = (benchmark.load_file(reference, options) if reference is not None
+             else benchmark.load(options))
+    by_id = {benchmark.item_id(item): item for item in items}
+    outputs = _read_outputs(benchmark, args.outputs, items, options)
+    unknown = [key for key in outputs if key not in by_id]
+    if unknown:
+        raise PredictionFileError(
+            f"{args.outputs}: {len(unknown)} id(s) are not {benchmark.title} item ids "
+            f"(first: {unknown[0]!r}); check the split and options.")
+    missing = [key for key in by_id if key not in outputs]
+    selected = [(by_id[key], outputs[key]) for key in by_id if key in outputs]
+    if args.limit:
+        selected = selected[: args.limit]
+    if not selected:
+        raise PredictionFileError(f"{args.outputs}: no output to score.")
+    if missing:
+        print(f"condambig-score {benchmark.name}: {len(missing)} of {len(by_id)} items have "
+              "no output (left out).", file=sys.stderr)
+
+    engine, judged = None, False
+    if benchmark.uses_judge and benchmark.judge_applies(options):
+        overrides = {"judge_model": args.judge_model, "judge_base_url": args.judge_base_url}
+        config = settings.judge_config_from_environment(overrides)
+        if config is not None:
+            from condambig_metrics.judge import openai_judge_engine
+
+            engine, judged = openai_judge_engine(config), True
+    for note in benchmark.run_notes(options, judged):
+        print(f"condambig-score {note}", file=sys.stderr)
+    if benchmark.needs_corpus_step(options, judged):
+        runtime = Runtime(judge=engine, front_end="cli")
+        benchmark.prepare(options, runtime)
+        samples = run_blocking(score_run(benchmark, selected, options, runtime))
+    else:
+        samples = [benchmark.score(item, output, options) for item, output in selected]
+    if args.per_sample:
+        args.per_sample.parent.mkdir(parents=True, exist_ok=True)
+        with args.per_sample.open("w", encoding="utf-8") as sink:
+            for sample in samples:
+                sink.write(json.dumps(sample.to_json(), ensure_ascii=False) + "\n")
+    result: dict[str, Any] = {
+        "benchmark": benchmark.name,
+        "version": benchmark.version,
+        "options": benchmark.options_to_json(options),
+        "n_items": len(by_id),
+        "n_scored": len(samples),
+        "missing_outputs": len(missing),
+        "metrics": benchmark.summarise(samples, options, judged),
+    }
+    if engine is not None:
+        stats = engine.stats
+        result["judge"] = {"model": engine.model_name, "requests": stats.requests_sent,
+                           "cache_hits": stats.cache_hits, "failures": stats.failures}
+    return json_safe(result)
+
+
+def _read_outputs(benchmark: Benchmark, source: str, items: list, options: Any) -> dict[str, Any]:
+    named = benchmark.named_outputs()
+    if source in named:
+        return {benchmark.item_id(item): output
+                for item in items if (output := named[source](item)) is not None}
+    path = Path(source)
+    if path.is_dir():
+        raise PredictionFileError(f"{source}: is a folder; give the outputs file.")
+    if not path.exists():
+        raise PredictionFileError(f"{source}: no such file" + (
+            f" (or one of: {', '.join(named)})" if named else ""))
+    raw = _read_json_or_lines(path)
+    if isinstance(raw, list) and all(isinstance(r, dict) and "output" in r for r in raw) and raw:
+        outputs: dict[str, Any] = {}
+        for row in raw:
+            if "id" not in row:
+                raise PredictionFileError(f"{path}: every output needs an 'id'.")
+            key = benchmark.output_id(row)
+            if key in outputs:
+                raise PredictionFileError(f"{path}: id {key!r} appears more than once.")
+            output = row["output"]
+            outputs[key] = output if isinstance(output, str) else ""
+        return outputs
+    predictions = benchmark.read_predictions(raw, str(path), options)
+    if predictions is None:
+        expected = ('[{"id": ..., "output": "<raw model text>"}]'
+                    + (f" or {benchmark.prediction_format}" if benchmark.prediction_format else ""))
+        raise PredictionFileError(f"{path}: expected {expected}.")
+    return predictions
+
+
+def _read_json_or_lines(path: Path) -> Any:
     try:
-        result = args._run(args)
-    except (DataUnavailableError, CorruptDataError, FileNotFoundError, ValueError) as error:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as error:
+        raise PredictionFileError(f"{path}: cannot read it ({error}).") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        lines = [line for line in text.splitlines() if line.strip()]
+        try:
+            return [json.loads(line) for line in lines]
+        except json.JSONDecodeError:
+            raise PredictionFileError(
+                f"{path}: not JSON or JSON Lines ({error.msg} at line {error.lineno}).") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser(_benchmark_names(argv)).parse_args(argv)
+    try:
+        result = run(registry.get(args.benchmark), args)
+    except (CondambigError, FileNotFoundError, ValueError) as error:
         print(f"condambig-score {args.benchmark}: {error}", file=sys.stderr)
         return 2
-    json.dump(result, sys.stdout, indent=2, ensure_ascii=False, sort_keys=False)
+    json.dump(result, sys.stdout, indent=2, ensure_ascii=False, allow_nan=False)
     sys.stdout.write("\n")
     return 0
+
+
+def _benchmark_names(argv: list[str] | None) -> list[str] | None:
+    """Only the named benchmark's module is imported when one is named (fast start)."""
+    words = sys.argv[1:] if argv is None else argv
+    known = registry.available()
+    return [words[0]] if words and words[0] in known else None
 
 
 if __name__ == "__main__":

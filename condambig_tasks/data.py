@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from condambig_tasks import settings
+from condambig_tasks.errors import CondambigError
 
 
-class DataUnavailableError(RuntimeError):
+class DataUnavailableError(CondambigError, RuntimeError):
     """No local copy and the upstream source could not be reached."""
 
     def __init__(self, benchmark: str, folder: str, file_names: Sequence[str], reason: str):
@@ -32,7 +33,7 @@ class DataUnavailableError(RuntimeError):
         self.file_names = tuple(file_names)
 
 
-class CorruptDataError(RuntimeError):
+class CorruptDataError(CondambigError, RuntimeError):
     """A data file exists but cannot be read as the benchmark's format."""
 
 

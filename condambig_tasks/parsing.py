@@ -8,9 +8,12 @@ Never raises: returns ``ExtractedJson(value=None, error=...)`` when nothing usab
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
+
+from condambig_metrics.text import code_fences, strip_reasoning, without_language_tag
+
+__all__ = ["MAX_PARSED_CHARACTERS", "ExtractedJson", "extract_json", "strip_reasoning"]
 
 # Longer outputs are cut before parsing: no benchmark answer needs more, and repairing
 # megabytes of junk would cost seconds per sample.
@@ -19,8 +22,8 @@ MAX_PARSED_CHARACTERS = 100_000
 # ~1.5 s): only this much of a candidate is handed to it.
 MAX_REPAIRED_CHARACTERS = 20_000
 
-_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
-_FENCE = re.compile(r"```(?:json|JSON|javascript)?\s*\n?(.*?)(?:```|$)", re.DOTALL)
+# Language tags dropped from a fence's first line; any other tag stays part of the block.
+_FENCE_TAGS = ("json", "JSON", "javascript")
 
 
 @dataclass(frozen=True)
@@ -33,17 +36,6 @@ class ExtractedJson:
         return self.error is None
 
 
-def strip_reasoning(text: str) -> str:
-    """Drop ``<think>`` blocks; an unclosed one hides everything after it (no answer yet)."""
-    text = _THINK_BLOCK.sub("", text)
-    if "</think>" in text.lower():  # a closing tag whose opener was part of the prompt
-        text = re.split(r"</think>", text, flags=re.IGNORECASE)[-1]
-    opened = re.search(r"<think>", text, flags=re.IGNORECASE)
-    if opened:
-        text = text[: opened.start()]
-    return text.strip()
-
-
 def extract_json(text: object) -> ExtractedJson:
     """The first JSON object or array found in ``text``, repaired when needed."""
     if not isinstance(text, str):
@@ -51,13 +43,25 @@ def extract_json(text: object) -> ExtractedJson:
     answer = strip_reasoning(text)[:MAX_PARSED_CHARACTERS]
     if not answer:
         return ExtractedJson(None, "empty output")
-    candidates = [block for block in _FENCE.findall(answer) if block.strip()]
+    candidates = [block for block in _fenced_blocks(answer) if block.strip()]
     candidates.append(answer)
     for candidate in candidates:
         value = _decode(candidate)
         if isinstance(value, (dict, list)) and value:
             return ExtractedJson(value)
     return ExtractedJson(None, "no JSON object or array in the output")
+
+
+def _fenced_blocks(text: str) -> list[str]:
+    """Each fence's content after its language tag and leading whitespace; an unclosed last
+    fence runs to the end of the text (less one final newline)."""
+    blocks = []
+    for fence in code_fences(text):
+        block = without_language_tag(fence.body, _FENCE_TAGS).lstrip()
+        if not fence.closed and block.endswith("\n"):
+            block = block[:-1]
+        blocks.append(block)
+    return blocks
 
 
 def _decode(candidate: str) -> Any:

@@ -49,6 +49,24 @@ def cache_dir() -> Path:
     return Path(base) / "condambig"
 
 
+EXTRA_BENCHMARKS_VARIABLE = "CONDAMBIG_EXTRA_BENCHMARKS"
+
+
+def extra_benchmarks() -> dict[str, str]:
+    """``CONDAMBIG_EXTRA_BENCHMARKS=name=module:Class,...``: benchmarks from other packages."""
+    found: dict[str, str] = {}
+    for entry in (environment_value(EXTRA_BENCHMARKS_VARIABLE) or "").split(","):
+        name, _, target = entry.partition("=")
+        if name.strip() and ":" in target:
+            found[name.strip()] = target.strip()
+    return found
+
+
+def judge_cache_file() -> Path:
+    """The judge's sqlite cache when no other file is asked for (shared by every front end)."""
+    return cache_dir() / "judge.sqlite"
+
+
 def environment_value(name: str) -> str | None:
     """One variable, stripped; None when unset or empty."""
     value = os.environ.get(name, "").strip()
@@ -74,7 +92,8 @@ def judge_config_from_environment(overrides: dict | None = None) -> JudgeConfig 
     ``overrides`` are lm-eval ``--metadata`` keys (``judge_model``, ``judge_base_url``,
     ``judge_api_key``, ``judge_concurrency``, ``judge_max_retries``, ``judge_timeout``,
     ``judge_cache``); they win over the ``CONDAMBIG_JUDGE_*`` variables. The API key falls
-    back to ``OPENAI_API_KEY``. ``judge_cache`` is a sqlite path, or ``off`` for no cache.
+    back to ``OPENAI_API_KEY``. ``judge_cache`` is a sqlite path, or ``off`` for no cache;
+    unset, the cache is :func:`judge_cache_file` (``default_cache_path``).
     Returns a :class:`condambig_metrics.judge.JudgeConfig`.
     """
     from condambig_metrics.judge.records import JudgeConfig
@@ -93,6 +112,7 @@ def judge_config_from_environment(overrides: dict | None = None) -> JudgeConfig 
     if "api_key" not in raw and environment_value("OPENAI_API_KEY"):
         raw["api_key"] = environment_value("OPENAI_API_KEY") or ""
     cache_enabled = raw.get("cache_path", "").lower() not in _CACHE_OFF
+    cache_path = raw.get("cache_path") if cache_enabled else None
     return JudgeConfig(
         model=raw["model"],
         base_url=raw.get("base_url"),
@@ -100,8 +120,9 @@ def judge_config_from_environment(overrides: dict | None = None) -> JudgeConfig 
         concurrency=_number(raw, "concurrency", int, 16),
         max_retries=_number(raw, "max_retries", int, 4),
         timeout_seconds=_number(raw, "timeout_seconds", float, 60.0),
-        cache_path=raw.get("cache_path") if cache_enabled else None,
+        cache_path=cache_path,
         cache_enabled=cache_enabled,
+        default_cache_path=str(judge_cache_file()) if cache_enabled and not cache_path else None,
     )
 
 

@@ -77,7 +77,8 @@ def grader_judge_engine(
     """The engine on the ``grader`` role, or None when the eval set no grader.
 
     Call it inside a running eval (a scorer), where Inspect has bound the roles.
-    ``cache_path`` None means ``settings.cache_dir()/judge.sqlite`` (shared with lm-eval).
+    ``cache_path`` None means :func:`condambig_tasks.settings.judge_cache_file` (shared
+    with lm-eval).
     """
     if model_roles().get(GRADER_ROLE) is None:
         return None
@@ -87,7 +88,7 @@ def grader_judge_engine(
         if cache_path is None:
             from condambig_tasks import settings
 
-            cache_path = settings.cache_dir() / "judge.sqlite"
+            cache_path = settings.judge_cache_file()
         cache = JudgeCache(cache_path)
     return JudgeEngine(InspectJudgeBackend(model), cache, concurrency=concurrency,
                        max_retries=max_retries)

@@ -1,4 +1,4 @@
-"""Abg-CoQA metrics (Guo et al., 2021; BENCHMARKS.md section 5).
+"""Abg-CoQA metrics (Guo et al., 2021; CoQA's official ``evaluate-v1.0.py``, Reddy et al., 2019).
 
 * Answers: CoQA's official F1 (SQuAD normalisation; when either side has no token, 1.0 iff
   both have none) with CoQA's leave-one-out averaging over n references: for each reference,
@@ -12,15 +12,15 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from condambig_metrics.text import normalize_answer
+from condambig_metrics.text import answer_tokens, f1_from_tokens
 
 
 def coqa_tokens(text: str) -> list[str]:
-    return normalize_answer(text).split() if text else []
+    """CoQA's ``get_tokens``: normalised tokens, none for an empty (or missing) answer."""
+    return answer_tokens(text) if text else []
 
 
 def coqa_f1(reference: str, prediction: str) -> float:
@@ -28,11 +28,7 @@ def coqa_f1(reference: str, prediction: str) -> float:
     gold, predicted = coqa_tokens(reference), coqa_tokens(prediction)
     if not gold or not predicted:
         return float(gold == predicted)
-    overlap = sum((Counter(gold) & Counter(predicted)).values())
-    if overlap == 0:
-        return 0.0
-    precision, recall = overlap / len(predicted), overlap / len(gold)
-    return 2 * precision * recall / (precision + recall)
+    return f1_from_tokens(predicted, gold)
 
 
 def leave_one_out_f1(references: Sequence[str], prediction: str) -> float:

@@ -1,4 +1,4 @@
-"""CondAmbigQA metrics (paper seed 000, BENCHMARKS.md §1), as pure functions.
+"""CondAmbigQA metrics (Li et al., CondAmbigQA), as pure functions.
 
 Citation score (eq. 1), greedy matching of generated pairs to gold properties, and the
 authors' "balanced" combined score with its over/under-generation penalties.

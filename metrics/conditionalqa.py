@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from condambig_metrics.text import answer_tokens, exact_match, token_f1
+from condambig_metrics.text import answer_tokens, exact_match, f1_from_tokens
 
 AnswerWithConditions = tuple[str, Sequence[str]]
 """One answer and the document elements that are its conditions (official format)."""
@@ -53,9 +53,6 @@ class QuestionScores:
     em_with_conditions: float
     f1: float
     f1_with_conditions: float
-
-    def as_official(self) -> dict[str, float]:
-        return dict(zip(METRIC_KEYS, self.values(), strict=True))
 
     def values(self) -> tuple[float, float, float, float]:
         return (self.em, self.em_with_conditions, self.f1, self.f1_with_conditions)
@@ -114,7 +111,7 @@ def answer_f1(prediction: str, reference: str) -> float:
     predicted, gold = answer_tokens(prediction), answer_tokens(reference)
     if not predicted or not gold:
         return float(predicted == gold)
-    return token_f1(prediction, reference)
+    return f1_from_tokens(predicted, gold)
 
 
 def length_penalty(predicted_count: int, reference_count: int) -> float:

@@ -3,17 +3,16 @@
 Answer scoring follows ``hotpot_evaluate_v1.py`` (Yang et al., 2018): SQuAD normalisation
 (shared with the other benchmarks through :mod:`condambig_metrics.text`), plus the rule
 that a ``yes`` / ``no`` / ``noanswer`` prediction or reference scores F1 0 unless both
-normalise to the same string. Corpus numbers follow Toles et al. (seed 001, §4.2): recovery
+normalise to the same string. Corpus numbers follow Toles et al. (§4.2): recovery
 is computed from the dataset means, not averaged per example.
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from condambig_metrics.text import normalize_answer
+from condambig_metrics.text import exact_match, f1_from_tokens, normalize_answer
 
 SPECIAL_ANSWERS = frozenset({"yes", "no", "noanswer"})
 
@@ -31,19 +30,12 @@ def answer_f1(prediction: str, reference: str) -> float:
     gold = normalize_answer(reference)
     if (predicted in SPECIAL_ANSWERS or gold in SPECIAL_ANSWERS) and predicted != gold:
         return 0.0
-    predicted_tokens = predicted.split()
-    gold_tokens = gold.split()
-    overlap = sum((Counter(predicted_tokens) & Counter(gold_tokens)).values())
-    if overlap == 0:
-        return 0.0
-    precision = overlap / len(predicted_tokens)
-    recall = overlap / len(gold_tokens)
-    return 2 * precision * recall / (precision + recall)
+    return f1_from_tokens(predicted.split(), gold.split())
 
 
 def answer_em(prediction: str, reference: str) -> float:
     """HotpotQA's official exact match (normalised strings equal)."""
-    return float(normalize_answer(prediction) == normalize_answer(reference))
+    return exact_match(prediction, reference)
 
 
 def recovery(incomplete: float, response: float, complete: float) -> float:

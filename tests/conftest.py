@@ -35,7 +35,7 @@ def use_fixture_data(monkeypatch) -> Path:
 
 @pytest.fixture(scope="session")
 def real_data_dir() -> Path:
-    """The upstream files (CI: ../shared/data); tests using it skip when it is not set."""
+    """The upstream files (``CONDAMBIG_DATA_DIR``); tests using it skip when it is not set."""
     value = os.environ.get(SHARED_DATA_VARIABLE, "").strip()
     if not value or Path(value).resolve() == FIXTURE_DATA.resolve():
         pytest.skip(f"real-data tier: set {SHARED_DATA_VARIABLE} to the upstream data folder")

@@ -1,2 +1,2 @@
 """Abg-CoQA (Guo et al., 2021): ambiguity detection, clarification question generation and
-clarification-based question answering in conversational QA (BENCHMARKS.md section 5)."""
+clarification-based question answering in conversational QA."""

@@ -10,10 +10,7 @@ failed judgements are left out of both means, never scored 0).
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
-
-from condambig_metrics.judge import JudgeCriterion, JudgeRequest
+from condambig_metrics.judge import JudgeCriterion, JudgeRequest, JudgeResult
 from condambig_tasks.abg_coqa.prompts import build_prompt
 from condambig_tasks.abg_coqa.samples import AbgCoQASample
 
@@ -45,13 +42,9 @@ def clarification_request(sample: AbgCoQASample, question: str) -> JudgeRequest:
     )
 
 
-def summarise_judgements(scores: Sequence[float | None]) -> dict[str, float]:
-    """Means over successful judgements (None = failed, excluded and counted)."""
-    judged = [score for score in scores if score is not None]
-    return {
-        "judge_helpfulness": math.fsum(judged) / len(judged) if judged else math.nan,
-        "judge_helpful_rate": (
-            sum(score >= HELPFUL_THRESHOLD for score in judged) / len(judged) if judged else math.nan
-        ),
-        "judge_failed": float(len(scores) - len(judged)),
-    }
+def judgement_values(result: JudgeResult) -> dict[str, float | None]:
+    """One judgement as per-sample values: a failed one counts in ``judge_failed`` only."""
+    if result.score is None:
+        return {"judge_helpfulness": None, "judge_helpful_rate": None, "judge_failed": 1.0}
+    return {"judge_helpfulness": result.score,
+            "judge_helpful_rate": float(result.score >= HELPFUL_THRESHOLD), "judge_failed": 0.0}

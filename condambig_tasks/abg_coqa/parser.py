@@ -3,13 +3,19 @@
 Total: any string gives a reply; an empty reply (or a ``<think>`` trace never closed) is a
 recorded parse failure that scores as "not ambiguous, empty answer / empty question".
 The first non-empty line is the reply, without a leading ``Answer:``-style label or quotes.
+Structured prediction files (a label, a question or an answer per sample) give the same
+replies, already parsed.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from condambig_tasks.abg_coqa.records import clarified_qa_sample_id, split_clarified_qa_sample_id
+from condambig_tasks.errors import PredictionFileError
 from condambig_tasks.parsing import strip_reasoning
 
 _LABEL = re.compile(
@@ -56,3 +62,55 @@ def parse_detection(output: str) -> DetectionReply:
     if reply.parsed and _AMBIGUOUS.match(reply.text):
         return DetectionReply(ambiguous=True, answer="", parsed=True)
     return DetectionReply(ambiguous=False, answer=reply.text, parsed=reply.parsed)
+
+
+def read_structured_predictions(raw: Any, subtask: str, source: str) -> dict[str, Any] | None:
+    """Sample id -> reply (or raw text for rows with ``output``); None when ``raw`` is not a
+    list of objects with an ``id``. Clarified QA rows name their reply by ``"reply": k`` or
+    the sample id ``<id>#<k>``."""
+    if not isinstance(raw, list) or not raw or not all(
+            isinstance(row, dict) and "id" in row for row in raw):
+        return None
+    predictions: dict[str, Any] = {}
+    for row in raw:
+        key = _prediction_id(row, subtask, source)
+        if key in predictions:
+            raise PredictionFileError(f"{source}: id {key!r} appears more than once.")
+        predictions[key] = _prediction(row, key, subtask, source)
+    return predictions
+
+
+def _prediction_id(row: Mapping[str, Any], subtask: str, source: str) -> str:
+    identifier = str(row["id"])
+    if subtask != "clarified_qa":
+        return identifier
+    if "reply" in row:
+        reply = row["reply"]
+        if isinstance(reply, bool) or not isinstance(reply, int):
+            raise PredictionFileError(
+                f"{source}: prediction {identifier}: 'reply' must be an integer index.")
+        return clarified_qa_sample_id(identifier, reply)
+    if split_clarified_qa_sample_id(identifier) is None:
+        raise PredictionFileError(
+            f"{source}: prediction {identifier}: clarified QA predictions need 'reply': k or "
+            "an id '<id>#<k>'.")
+    return identifier
+
+
+def _prediction(row: Mapping[str, Any], key: str, subtask: str, source: str) -> Any:
+    if "output" in row:
+        if not isinstance(row["output"], str):
+            raise PredictionFileError(f"{source}: prediction {key}: 'output' must be a string.")
+        return row["output"]
+    if subtask == "detection":
+        if not isinstance(row.get("ambiguous"), bool):
+            raise PredictionFileError(
+                f"{source}: prediction {key}: detection needs 'ambiguous': true/false "
+                "(or 'output').")
+        return DetectionReply(ambiguous=row["ambiguous"], answer=str(row.get("answer") or ""),
+                              parsed=True)
+    name = "question" if subtask == "clarification" else "answer"
+    if not isinstance(row.get(name), str):
+        raise PredictionFileError(
+            f"{source}: prediction {key}: needs a string '{name}' (or 'output').")
+    return TextReply(text=row[name], parsed=True)

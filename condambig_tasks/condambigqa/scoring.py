@@ -1,9 +1,9 @@
-"""Score CondAmbigQA outputs: plan judge calls, match pairs to gold, per-question and corpus.
+"""Score one CondAmbigQA output: plan its judge calls, match pairs to gold, score the question.
 
-One code path for every front end (``condambig-score``, lm-eval, Inspect), so the same raw
-outputs get the same numbers everywhere. With a judge, matching maximises the per-setting
-weighted sum of condition, answer and citation scores (BENCHMARKS.md §1); without one, it
-matches on citation score, then answer token F1, and the judge metrics are absent.
+Pure helpers; ``CondAmbigQA.score_batch`` makes the judge calls. With a judge, matching
+maximises the per-setting weighted sum of condition, answer and citation scores (Li et al.,
+CondAmbigQA); without one, it matches on citation score, then answer token F1, and the judge
+metrics are absent.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from condambig_metrics.condambigqa import (
     combined_score,
     greedy_match,
 )
-from condambig_metrics.judge import JudgeCriterion, JudgeEngine, JudgeRequest, JudgeResult
+from condambig_metrics.judge import JudgeCriterion, JudgeRequest, JudgeResult
 from condambig_metrics.text import token_f1
-from condambig_tasks.condambigqa.parser import GeneratedPair, ParsedResponse, parse_response
+from condambig_tasks.condambigqa.parser import GeneratedPair, ParsedResponse
 from condambig_tasks.condambigqa.records import CondAmbigQuestion, Setting
 
 CONDITION_CORRECTNESS = JudgeCriterion(
@@ -212,72 +212,3 @@ def _mean_citation(setting, pairs, gold, matches) -> float | None:
     if not matches:
         return 0.0
     return mean(citation_score(pairs[i].citations, gold[j].fragments) for i, j in matches)
-
-
-# ---------------------------------------------------------------- whole runs
-
-
-@dataclass(frozen=True)
-class ScoringInput:
-    question: CondAmbigQuestion
-    prompt: str
-    output: str
-
-
-async def score_one_async(
-    setting: Setting, item: ScoringInput, engine: JudgeEngine | None,
-    matching: str = JUDGE_MATCHING,
-) -> QuestionScore:
-    """Parse, judge (when an engine is given) and score one output (Inspect's scorer)."""
-    parsed = parse_response(item.output, setting, len(item.question.fragments))
-    if engine is None:
-        return score_question(setting, item.question, parsed, None)
-    plan = plan_judgements(setting, item.question, item.prompt, parsed, matching)
-    results = await engine.judge_many(list(plan.values()))
-    return score_question(setting, item.question, parsed, dict(zip(plan, results, strict=True)), matching)
-
-
-def score_all(
-    setting: Setting, items: Sequence[ScoringInput], engine: JudgeEngine | None,
-    matching: str = JUDGE_MATCHING,
-) -> list[QuestionScore]:
-    """All questions at once: every judge call of the run goes out concurrently."""
-    setting = Setting(setting)
-    parsed = [parse_response(it.output, setting, len(it.question.fragments)) for it in items]
-    if engine is None:
-        return [score_question(setting, it.question, p, None) for it, p in zip(items, parsed, strict=True)]
-    plans = [plan_judgements(setting, it.question, it.prompt, p, matching)
-             for it, p in zip(items, parsed, strict=True)]
-    flat = [request for plan in plans for request in plan.values()]
-    results = iter(engine.judge_many_sync(flat))
-    scores = []
-    for item, parse, plan in zip(items, parsed, plans, strict=True):
-        judgements = {key: next(results) for key in plan}
-        scores.append(score_question(setting, item.question, parse, judgements, matching))
-    return scores
-
-
-METRIC_FIELDS: Mapping[str, str] = {
-    "condition_score": "condition",
-    "answer_score": "answer",
-    "citation_score": "citation",
-    "combined_score": "combined",
-    "answer_count": "answer_count",
-    "count_difference": "count_difference",
-}
-
-
-def summarise(scores: Sequence[QuestionScore]) -> dict[str, float | int | str]:
-    """Corpus metrics: means over questions (judge metrics over judged questions only)."""
-    summary: dict[str, float | int | str] = {"questions": len(scores)}
-    for metric, attribute in METRIC_FIELDS.items():
-        values = [getattr(s, attribute) for s in scores if getattr(s, attribute) is not None]
-        if values:
-            summary[metric] = mean(values)
-    summary["parse_rate"] = mean(float(s.parsed) for s in scores) if scores else 0.0
-    summary["judge_failed"] = sum(s.judge_failed for s in scores)
-    summary["out_of_range_citations"] = sum(s.out_of_range_citations for s in scores)
-    summary["duplicate_citations"] = sum(s.duplicate_citations for s in scores)
-    rules = sorted({s.matching for s in scores if not s.judge_failed})
-    summary["matching"] = ",".join(rules) if rules else EXACT_MATCHING
-    return summary

@@ -175,6 +175,19 @@ def join_documents(
     return joined
 
 
+def reference_documents(reference: Path) -> dict[str, PolicyDocument] | None:
+    """The documents for questions read from ``reference``: ``documents.json`` beside it, else
+    the configured source; None when neither is available (the official prediction format
+    quotes its condition elements, so it needs no documents)."""
+    beside = reference.parent / DOCUMENTS_FILE
+    if beside.is_file():
+        return load_documents(beside)
+    try:
+        return load_documents()
+    except data.DataUnavailableError:
+        return None
+
+
 def load_split(split: str = "dev") -> list[QuestionWithDocument]:
     """Questions of a split joined with their documents (needs documents.json)."""
     questions = load_questions(split)

@@ -18,14 +18,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from condambig_metrics.text import normalize_answer
+from condambig_metrics.text import code_fences, normalize_answer, without_language_tag
 from condambig_tasks.conditionalqa.records import ConditionalAnswer
 from condambig_tasks.parsing import MAX_PARSED_CHARACTERS, extract_json, strip_reasoning
 
 MAX_JSON_CANDIDATES = 64
 """Start positions tried per reply: bounds the work on megabytes of junk."""
 
-_FENCE = re.compile(r"```[ \t]*(?:json|JSON)?[ \t]*\n?(.*?)```", re.DOTALL)
+# Language tags dropped from a closed fence's first line (after spaces or tabs).
+_FENCE_TAGS = ("json", "JSON")
 _NUMBER_CITATION = re.compile(r"^\s*(?:element\s*)?[\[(#]?\s*(\d+)\s*[\])]?\s*$", re.IGNORECASE)
 _NUMBER_LIST = re.compile(r"^[\s\d,;\[\]#()]+$")
 _NO_ANSWER_TEXTS = frozenset(
@@ -64,7 +65,7 @@ def json_candidates(text: str) -> list[Any]:
     """
     decoder = json.JSONDecoder()
     values: list[Any] = []
-    for block in _FENCE.findall(text)[:MAX_JSON_CANDIDATES]:
+    for block in _closed_fence_blocks(text)[:MAX_JSON_CANDIDATES]:
         try:
             values.append(json.loads(block))
         except (ValueError, RecursionError):
@@ -83,6 +84,17 @@ def json_candidates(text: str) -> list[Any]:
             continue
         values.append(value)
     return values
+
+
+def _closed_fence_blocks(text: str) -> list[str]:
+    """The content of each closed fence: after spaces/tabs, a language tag, spaces/tabs and
+    one newline."""
+    blocks = []
+    for fence in code_fences(text):
+        if fence.closed:
+            body = without_language_tag(fence.body.lstrip(" \t"), _FENCE_TAGS).lstrip(" \t")
+            blocks.append(body.removeprefix("\n"))
+    return blocks
 
 
 def _answer_items(value: Any) -> list[Any]:

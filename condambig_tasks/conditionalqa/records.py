@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from condambig_tasks.conditionalqa.document_view import DocumentView
 
 
 @dataclass(frozen=True)
@@ -40,3 +44,20 @@ class PolicyDocument:
     url: str
     title: str
     contents: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ConditionalQAItem:
+    """One question as evaluated, with the view of its document the model is shown.
+
+    ``view`` is None when the documents were not available to ``condambig-score --ref``:
+    enough to score the official prediction format, which quotes condition elements, but
+    not raw outputs, which cite element numbers.
+    """
+
+    question: ConditionalQuestion
+    view: DocumentView | None
+
+    @property
+    def id(self) -> str:
+        return self.question.id

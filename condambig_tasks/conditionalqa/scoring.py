@@ -1,35 +1,31 @@
-"""One model output -> the official per-question metrics, and the corpus report.
+"""One question's values for every reported metric, and the official script's means.
 
-Shared by lm-eval, Inspect and ``condambig-score`` so they give the same numbers. A reply
-that cannot be parsed scores 0 on every metric (even for a not-answerable question, where an
-empty but *parsed* reply would score 1) and counts against ``parse_rate``.
+Pure helpers shared by every front end through
+:class:`condambig_tasks.conditionalqa.benchmark.ConditionalQA`. A reply that cannot be
+parsed scores 0 on every metric (even on a not-answerable question, where an empty but
+*parsed* reply scores 1) and counts against ``parse_rate``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
 
 from condambig_metrics.conditionalqa import (
     ZERO_SCORES,
     QuestionCategories,
     QuestionScores,
     score_question,
-    summarize,
 )
-from condambig_tasks.conditionalqa.parser import ParsedAnswers, parse_model_output
-from condambig_tasks.conditionalqa.task_items import TaskItem
+from condambig_tasks.conditionalqa.parser import ParsedAnswers
 
+SCORE_METRICS = ("em", "em_with_conditions", "f1", "f1_with_conditions")
+"""The official ``EM``, ``EM_with_conditions``, ``F1``, ``F1_with_conditions``, in its order."""
 
-@dataclass(frozen=True)
-class ScoredOutput:
-    """A parsed reply with its scores and the question's breakdowns."""
+BREAKDOWNS = ("yesno", "extractive", "conditional")
+"""The official breakdowns; each metric ``<breakdown>_<score>`` averages over its own questions."""
 
-    parsed: ParsedAnswers
-    scores: QuestionScores
-    categories: QuestionCategories
-    truncated_document: bool = False
+READING_METRICS = ("parse_rate", "out_of_range_citations", "truncated_documents")
+"""How the raw replies could be read (not reported for the official prediction format)."""
 
 
 def score_parsed(
@@ -40,40 +36,21 @@ def score_parsed(
     return score_question(parsed.official_answers(), list(reference_answers))
 
 
-def score_output(
-    output: Any,
-    elements: Mapping[int, str],
-    reference_answers: Sequence[tuple[str, Sequence[str]]],
-    categories: QuestionCategories,
-    truncated_document: bool = False,
-) -> ScoredOutput:
-    parsed = parse_model_output(output, elements)
-    return ScoredOutput(
-        parsed=parsed,
-        scores=score_parsed(parsed, reference_answers),
-        categories=categories,
-        truncated_document=truncated_document,
-    )
+def question_values(
+    scores: QuestionScores, categories: QuestionCategories
+) -> dict[str, float | None]:
+    """The four scores over all questions, and per breakdown (None outside it)."""
+    values: dict[str, float | None] = dict(zip(SCORE_METRICS, scores.values(), strict=True))
+    for breakdown in BREAKDOWNS:
+        member = categories.member_of(breakdown)
+        for name, value in zip(SCORE_METRICS, scores.values(), strict=True):
+            values[f"{breakdown}_{name}"] = value if member else None
+    return values
 
 
-def parsing_report(outputs: Iterable[ScoredOutput]) -> dict[str, float | int]:
-    """How well the replies could be read, and how many documents were cut."""
-    items = list(outputs)
+def reading_values(parsed: ParsedAnswers, truncated_document: bool) -> dict[str, float]:
     return {
-        "parse_rate": sum(item.parsed.parsed for item in items) / len(items) if items else 0.0,
-        "parse_failures": sum(not item.parsed.parsed for item in items),
-        "out_of_range_citations": sum(item.parsed.out_of_range_citations for item in items),
-        "truncated_documents": sum(item.truncated_document for item in items),
-        "questions": len(items),
+        "parse_rate": float(parsed.parsed),
+        "out_of_range_citations": float(parsed.out_of_range_citations),
+        "truncated_documents": float(truncated_document),
     }
-
-
-def official_report(outputs: Iterable[ScoredOutput]) -> dict[str, dict[str, float | None]]:
-    return summarize((item.scores, item.categories) for item in outputs)
-
-
-def score_item_output(output: Any, item: TaskItem) -> ScoredOutput:
-    """Score one reply to a task item (the path every front end takes)."""
-    return score_output(
-        output, item.elements, item.reference_answers, item.categories, item.truncated
-    )

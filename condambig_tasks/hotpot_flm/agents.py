@@ -2,16 +2,20 @@
 
 A picks one candidate fact for a question; D answers prompts. Both are protocols so the
 pipeline runs the same with local checkpoints (batched, here), with Inspect model roles
-(generative agent, :mod:`condambig.hotpot_flm`), or with test doubles.
+(the generative agent, :mod:`condambig_tasks.hotpot_flm.roles`), or with test doubles.
 """
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
-from condambig_tasks.hotpot_flm.inference import GreedyGenerator, YesNoScorer
+from condambig_tasks import settings
+from condambig_tasks.hotpot_flm.hf_models import CheckpointPool, CheckpointSpec
+from condambig_tasks.hotpot_flm.inference import BatchLimits, GreedyGenerator, YesNoScorer
 from condambig_tasks.hotpot_flm.prompts import (
     candidate_order,
     enumerated_prompt,
@@ -64,15 +68,19 @@ class YesNoAnsweringAgent:
     """The paper's answering agent: score every candidate by P(yes), return the arg-max.
 
     All queries' candidates go through the model together, batched and length-sorted.
+    ``lock`` serialises calls when the model is shared between threads.
     """
 
-    def __init__(self, scorer: YesNoScorer):
+    def __init__(self, scorer: YesNoScorer, lock: Any = None):
         self.scorer = scorer
+        self.name = scorer.checkpoint.spec.name_or_path
+        self.lock = lock or contextlib.nullcontext()
 
     def choose(self, queries: Sequence[AgentQuery]) -> list[AgentChoice]:
         prompts = [yes_no_prompt(query.question, candidate)
                    for query in queries for candidate in query.candidates]
-        probabilities = self.scorer.yes_probabilities(prompts)
+        with self.lock:
+            probabilities = self.scorer.yes_probabilities(prompts)
         choices, start = [], 0
         for query in queries:
             scores = probabilities[start:start + len(query.candidates)]
@@ -99,12 +107,60 @@ def generative_prompt(query: AgentQuery) -> str:
 
 
 class LocalDownstream:
-    """D as a local checkpoint decoding greedily."""
+    """D as a local checkpoint decoding greedily (``lock`` as for the answering agent)."""
 
-    def __init__(self, generator: GreedyGenerator):
+    def __init__(self, generator: GreedyGenerator, lock: Any = None):
         self.generator = generator
+        self.name = generator.checkpoint.spec.name_or_path
         self.identity = generator.checkpoint.identity
         self.decoding = f"greedy:max_new_tokens={generator.max_new_tokens}"
+        self.lock = lock or contextlib.nullcontext()
 
     def answer(self, prompts: Sequence[str]) -> list[str]:
-        return self.generator.generate(prompts)
+        with self.lock:
+            return self.generator.generate(prompts)
+
+
+def checkpoint_name(explicit: str | None) -> str:
+    """The checkpoint an agent option names; unset: the paper's ``google/flan-t5-base``."""
+    return explicit or settings.FLM_DEFAULT_AGENT
+
+
+class LocalAgents:
+    """Both agents as local checkpoints, each loaded on first use and then shared by every
+    call and thread (one lock: a checkpoint may play both agents and is not re-entrant).
+
+    ``options`` is the benchmark's options (checkpoint names, device, dtype, batch size,
+    downstream answer length).
+    """
+
+    def __init__(self, options: Any, pool: CheckpointPool | None = None):
+        self.options = options
+        self.pool = pool or CheckpointPool()
+        self.lock = threading.Lock()
+        self.limits = BatchLimits(batch_size=options.agent_batch_size)
+        self._agent: YesNoAnsweringAgent | None = None
+        self._downstream: LocalDownstream | None = None
+
+    def _spec(self, explicit: str | None) -> CheckpointSpec:
+        return CheckpointSpec(checkpoint_name(explicit), self.options.agent_device,
+                              self.options.agent_dtype)
+
+    def answering_agent(self) -> YesNoAnsweringAgent:
+        with self.lock:
+            if self._agent is None:
+                checkpoint = self.pool.get(self._spec(self.options.answering_agent),
+                                           "answering agent", "answering_agent")
+                self._agent = YesNoAnsweringAgent(YesNoScorer(checkpoint, self.limits),
+                                                  self.lock)
+            return self._agent
+
+    def downstream(self) -> LocalDownstream:
+        with self.lock:
+            if self._downstream is None:
+                checkpoint = self.pool.get(self._spec(self.options.downstream_model),
+                                           "downstream model", "downstream_model")
+                generator = GreedyGenerator(checkpoint, self.options.downstream_max_new_tokens,
+                                            self.limits)
+                self._downstream = LocalDownstream(generator, self.lock)
+            return self._downstream

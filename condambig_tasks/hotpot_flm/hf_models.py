@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from condambig_tasks import settings
+from condambig_tasks.errors import ConfigurationError
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 
 
-class AgentLoadError(ValueError):
+class AgentLoadError(ConfigurationError):
     """An agent checkpoint could not be loaded; the message names the option to set."""
 
 

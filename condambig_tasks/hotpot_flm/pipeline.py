@@ -1,39 +1,40 @@
 """C → A → D for a batch of examples: the answering agent, the three downstream answers, scores.
 
-One code path for condambig-score and lm-eval (Inspect drives the same steps per sample,
-asynchronously). Every question goes to the answering agent in one batched call; every
-downstream prompt not in the cache goes to the downstream model in one batched call.
+The one pipeline of every front end: lm-eval and condambig-score pass the whole run (every
+question in one batched agent call, every downstream prompt not in the cache in one
+batched call), Inspect one sample at a time. An agent method that is a coroutine (an
+Inspect model role) is awaited; a blocking one (a local checkpoint, a scripted test agent)
+runs in a worker thread so that concurrent samples keep the event loop free.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from condambig_metrics.hotpot_flm import CONTEXTS, answer_em, answer_f1, summarize
-from condambig_tasks.hotpot_flm.agents import (
-    AgentChoice,
-    AgentQuery,
-    AnsweringAgent,
-    DownstreamModel,
-    LocalDownstream,
-    YesNoAnsweringAgent,
-)
+from condambig_metrics.hotpot_flm import CONTEXTS, summarize
+from condambig_tasks.hotpot_flm.agents import AgentQuery, AnsweringAgent, DownstreamModel
 from condambig_tasks.hotpot_flm.cache import AnswerCache, NoCache
-from condambig_tasks.hotpot_flm.hf_models import CheckpointPool, CheckpointSpec
-from condambig_tasks.hotpot_flm.inference import BatchLimits, GreedyGenerator, YesNoScorer
-from condambig_tasks.hotpot_flm.options import FlmOptions
-from condambig_tasks.hotpot_flm.prompts import downstream_prompt
+from condambig_tasks.hotpot_flm.prompts import context_prompts
 from condambig_tasks.hotpot_flm.records import FlmExample
+from condambig_tasks.hotpot_flm.scoring import score_row
 
 logger = logging.getLogger(__name__)
+
+# A prompt shared by two contexts is computed once and counted under the first of these.
+COMPUTE_ORDER = ("incomplete", "complete", "response")
 
 
 @dataclass(frozen=True)
 class ExampleOutcome:
-    """What happened to one example, and its score row (keys of ``ROW_KEYS``)."""
+    """What happened to one example, and its score row (keys of ``ROW_KEYS``).
+
+    ``computed``: the contexts whose downstream answer this run computed (not cached).
+    """
 
     id: str
     question_asked: str
@@ -43,15 +44,9 @@ class ExampleOutcome:
     answers: dict[str, str]
     gold_answer: str
     row: dict[str, float]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id, "question_asked": self.question_asked,
-            "returned_fact": self.returned_fact, "masked_fact": self.masked_fact,
-            "choice_valid": self.choice_valid, "gold_answer": self.gold_answer,
-            **{f"answer_{context}": self.answers[context] for context in CONTEXTS},
-            **self.row,
-        }
+    computed: tuple[str, ...] = ()
+    answering_agent: str = ""
+    downstream_model: str = ""
 
 
 @dataclass
@@ -65,102 +60,70 @@ class PipelineRun:
         return summarize([outcome.row for outcome in self.outcomes])
 
 
-def score_row(example: FlmExample, answers: Mapping[str, str], masked_returned: bool) -> dict[str, float]:
-    row = {}
-    for context in CONTEXTS:
-        row[f"f1_{context}"] = answer_f1(answers[context], example.answer)
-        row[f"em_{context}"] = answer_em(answers[context], example.answer)
-    row["masked_fact_returned"] = float(masked_returned)
-    return row
+async def in_worker_thread(function: Callable[..., Any], *args: Any) -> Any:
+    """``function(*args)`` in a worker thread of the running event loop."""
+    try:
+        import anyio
+    except ImportError:  # pragma: no cover - anyio comes with every async client installed
+        return await asyncio.to_thread(function, *args)
+    return await anyio.to_thread.run_sync(function, *args)
 
 
-def context_prompts(example: FlmExample, choice: AgentChoice) -> dict[str, str]:
-    """The downstream prompts on x_i, x_r and x_c."""
-    returned = example.candidates[choice.index]
-    return {
-        "incomplete": downstream_prompt(example.question, example.incomplete_context),
-        "response": downstream_prompt(example.question, example.response_context(returned)),
-        "complete": downstream_prompt(example.question, example.complete_context),
-    }
+async def _call(method: Callable[[Any], Any], argument: Any) -> Any:
+    if inspect.iscoroutinefunction(method):
+        return await method(argument)
+    return await in_worker_thread(method, argument)
 
 
-def cached_answers(
-    prompts_by_context: Mapping[str, Sequence[str]], downstream: DownstreamModel,
-    cache: AnswerCache | NoCache,
-) -> tuple[dict[str, str], dict[str, int]]:
-    """Answers for every prompt; missing ones computed in one batch and stored.
-
-    ``computed`` counts the answers computed per context (a prompt shared by two contexts
-    is counted once, under the first of incomplete, complete, response).
-    """
-    ordered = ("incomplete", "complete", "response")
-    everything = list(dict.fromkeys(p for c in ordered for p in prompts_by_context.get(c, ())))
-    known = cache.get_many(everything)
-    missing = [prompt for prompt in everything if prompt not in known]
-    computed = {context: 0 for context in ordered}
-    counted: set[str] = set()
-    missing_set = set(missing)
-    for context in ordered:
-        for prompt in dict.fromkeys(prompts_by_context.get(context, ())):
-            if prompt in missing_set and prompt not in counted:
-                computed[context] += 1
-                counted.add(prompt)
-    if missing:
-        fresh = dict(zip(missing, downstream.answer(missing), strict=True))
-        cache.put_many(fresh)
-        known.update(fresh)
-    return known, computed
+def _name(agent: Any) -> str:
+    return str(getattr(agent, "name", type(agent).__name__))
 
 
-def run_pipeline(
+async def run_pipeline(
     examples: Sequence[FlmExample], questions: Mapping[str, str], agent: AnsweringAgent,
     downstream: DownstreamModel, cache: AnswerCache | NoCache,
 ) -> PipelineRun:
     """Score ``questions`` (example id → clarifying question) on ``examples``."""
     chosen = [example for example in examples if example.id in questions]
     queries = [AgentQuery(e.id, questions[e.id], e.candidates) for e in chosen]
-    choices = agent.choose(queries)
-    prompts = [context_prompts(example, choice) for example, choice in zip(chosen, choices, strict=True)]
-    answers, computed = cached_answers(
-        {context: [p[context] for p in prompts] for context in CONTEXTS}, downstream, cache
-    )
+    choices = await _call(agent.choose, queries)
+    prompts = [context_prompts(example, example.candidates[choice.index])
+               for example, choice in zip(chosen, choices, strict=True)]
+    wanted = list(dict.fromkeys(p[context] for context in COMPUTE_ORDER for p in prompts))
+    known = await in_worker_thread(cache.get_many, wanted)
+    missing = [prompt for prompt in wanted if prompt not in known]
+    if missing:
+        fresh = dict(zip(missing, await _call(downstream.answer, missing), strict=True))
+        await in_worker_thread(cache.put_many, fresh)
+        known.update(fresh)
+    computed_by_example = _first_needs(prompts, set(missing))
     outcomes = []
-    for example, choice, query, by_context in zip(chosen, choices, queries, prompts, strict=True):
-        example_answers = {context: answers[by_context[context]] for context in CONTEXTS}
+    for index, (example, choice, query, by_context) in enumerate(
+            zip(chosen, choices, queries, prompts, strict=True)):
+        example_answers = {context: known[by_context[context]] for context in CONTEXTS}
         outcomes.append(ExampleOutcome(
             id=example.id, question_asked=query.question,
             returned_fact=example.candidates[choice.index].render(),
             masked_fact=example.masked_fact.render(), choice_valid=choice.valid,
             answers=example_answers, gold_answer=example.answer,
             row=score_row(example, example_answers, choice.index == example.masked_index),
+            computed=tuple(computed_by_example.get(index, ())),
+            answering_agent=_name(agent), downstream_model=_name(downstream),
         ))
+    computed = {context: sum(context in o.computed for o in outcomes) for context in COMPUTE_ORDER}
     logger.info("HotpotQA-FLM: downstream answers computed %s (rest from cache)", computed)
     return PipelineRun(outcomes, computed)
 
 
-@dataclass
-class LocalAgents:
-    """Both agents as local checkpoints, each loaded once, plus the answer cache."""
-
-    agent: YesNoAnsweringAgent
-    downstream: LocalDownstream
-    cache: AnswerCache | NoCache
-
-
-def build_local_agents(options: FlmOptions, pool: CheckpointPool | None = None) -> LocalAgents:
-    pool = pool or CheckpointPool()
-    limits = BatchLimits(batch_size=options.agent_batch_size)
-    agent_spec = CheckpointSpec(options.answering_agent, options.agent_device, options.agent_dtype)
-    downstream_spec = CheckpointSpec(
-        options.downstream_model, options.agent_device, options.agent_dtype
-    )
-    agent_checkpoint = pool.get(agent_spec, "answering agent", "answering_agent")
-    downstream_checkpoint = pool.get(downstream_spec, "downstream model", "downstream_model")
-    downstream = LocalDownstream(
-        GreedyGenerator(downstream_checkpoint, options.downstream_max_new_tokens, limits)
-    )
-    cache: AnswerCache | NoCache = (
-        AnswerCache(options.cache_path, downstream.identity, downstream.decoding)
-        if options.downstream_cache else NoCache()
-    )
-    return LocalAgents(YesNoAnsweringAgent(YesNoScorer(agent_checkpoint, limits)), downstream, cache)
+def _first_needs(prompts: Sequence[Mapping[str, str]], missing: set[str]) -> dict[int, list[str]]:
+    """Example index → contexts whose computed answer it was the first to need."""
+    owner: dict[str, tuple[int, str]] = {}
+    for context in COMPUTE_ORDER:
+        for index, by_context in enumerate(prompts):
+            prompt = by_context[context]
+            if prompt in missing and prompt not in owner:
+                owner[prompt] = (index, context)
+    needs: dict[int, list[str]] = {}
+    for index, context in owner.values():
+        needs.setdefault(index, []).append(context)
+    return needs

@@ -45,6 +45,15 @@ def downstream_prompt(task: str, context: str) -> str:
     return " ".join(part for part in (task.strip(), context.strip(), DOWNSTREAM_SUFFIX) if part)
 
 
+def context_prompts(example: FlmExample, returned: Fact) -> dict[str, str]:
+    """The downstream prompts on x_i, x_r (x_i + the returned fact) and x_c."""
+    return {
+        "incomplete": downstream_prompt(example.question, example.incomplete_context),
+        "response": downstream_prompt(example.question, example.response_context(returned)),
+        "complete": downstream_prompt(example.question, example.complete_context),
+    }
+
+
 # ----------------------------------------------------------- generative answering agent
 
 def candidate_order(example_id: str, count: int) -> list[int]:

@@ -101,6 +101,14 @@ class FlmExample:
         )
 
 
+@dataclass(frozen=True)
+class AskedQuestion:
+    """A clarifying question taken as given (a baseline's, or a question file's, already
+    cleaned), where a raw model output is first cleaned of reasoning traces."""
+
+    text: str
+
+
 def facts_in_order(example: HotpotExample, keys: Sequence[tuple[str, int]]) -> list[Fact]:
     """The facts named by (title, index) keys, in context order, stripped of HotpotQA's spaces."""
     wanted = set(keys)

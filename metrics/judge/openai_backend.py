@@ -97,15 +97,15 @@ class OpenAIJudgeBackend:
 
 
 def openai_judge_engine(config: JudgeConfig) -> JudgeEngine:
-    """The engine for lm-eval and condambig-score: OpenAI-compatible backend plus sqlite cache."""
+    """OpenAI-compatible backend plus the sqlite cache named by ``config`` (when enabled)."""
     cache = None
     if config.cache_enabled:
-        if config.cache_path:
-            cache_path = config.cache_path
-        else:
-            from condambig_tasks import settings
-
-            cache_path = str(settings.cache_dir() / "judge.sqlite")
+        cache_path = config.cache_path or config.default_cache_path
+        if not cache_path:
+            raise ValueError(
+                f"judge {config.model!r}: the cache is enabled but neither cache_path nor "
+                "default_cache_path is set (or set cache_enabled=False)"
+            )
         cache = JudgeCache(cache_path)
     return JudgeEngine(
         OpenAIJudgeBackend(config), cache, concurrency=config.concurrency,

@@ -50,7 +50,11 @@ class JudgeResult:
 
 @dataclass(frozen=True)
 class JudgeConfig:
-    """How to reach an OpenAI-compatible judge. Built by ``settings.judge_config_from_environment``."""
+    """How to reach an OpenAI-compatible judge, and where to cache its judgements.
+
+    With the cache enabled, the sqlite file is ``cache_path`` when set, else
+    ``default_cache_path`` (the caller's default location); one of them must be set.
+    """
 
     model: str
     base_url: str | None = None
@@ -58,10 +62,11 @@ class JudgeConfig:
     concurrency: int = 16
     max_retries: int = 4
     timeout_seconds: float = 60.0
-    cache_path: str | None = None  # sqlite file; None -> settings.cache_dir()/judge.sqlite
+    cache_path: str | None = None  # sqlite file chosen by the user
     top_logprobs: int = 20
     cache_enabled: bool = True
     max_tokens: int = 256
+    default_cache_path: str | None = None  # sqlite file used when cache_path is None
 
     def __post_init__(self) -> None:
         if not self.model.strip():

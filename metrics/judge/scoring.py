@@ -16,13 +16,12 @@ from dataclasses import dataclass
 from condambig_metrics.judge.errors import UnparseableReplyError
 from condambig_metrics.judge.prompt import SCORE_MAX, SCORE_MIN
 from condambig_metrics.judge.records import JudgeCompletion, TokenLogprobs
+from condambig_metrics.text import reasoning_spans, unwrap_code_fence
 
 # "score": 7 / 'score' = 7 / score: "7" / Score: 7/10 -- the first such key wins.
 _SCORE_KEY = re.compile(r"""["']?\bscore\b["']?\s*[:=]\s*["']?(\d+(?:\.\d+)?)""", re.IGNORECASE)
 # A reply that is just a number, or starts with one ("7", "7/10", "8 - mostly right").
 _LEADING_NUMBER = re.compile(r"^\s*(\d+(?:\.\d+)?)(?![\d.])")
-_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL | re.IGNORECASE)
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 # Characters a tokenizer may glue to a digit ("7," or ":7"); stripped before reading a token.
 _TOKEN_PUNCTUATION = " \t\r\n\"',.:;{}[]()"
 
@@ -48,7 +47,7 @@ class Judgement:
 
 def parse_reply(text: str) -> ParsedScore:
     """Find the score in a reply; raise :class:`UnparseableReplyError` when there is none."""
-    visible = _THINK.sub(lambda m: " " * len(m.group(0)), text)  # keep offsets aligned
+    visible = _blank_reasoning(text)
     match = _SCORE_KEY.search(visible) or _LEADING_NUMBER.search(visible)
     if match is None:
         raise UnparseableReplyError(f"no score in judge reply: {_preview(text)}")
@@ -137,12 +136,24 @@ def _weighted_score(tokens: list[TokenLogprobs], parsed: ParsedScore) -> float |
     return None
 
 
+def _blank_reasoning(text: str) -> str:
+    """``text`` with each ``<think>`` block replaced by as many spaces (offsets stay aligned)."""
+    pieces: list[str] = []
+    position = 0
+    for start, end in reasoning_spans(text):
+        pieces.append(text[position:start])
+        pieces.append(" " * (end - start))
+        position = end
+    pieces.append(text[position:])
+    return "".join(pieces)
+
+
 def _reason(text: str) -> str:
     """The ``reason`` field of a JSON reply (fenced or not), else ''."""
     candidate = text.strip()
-    fenced = _FENCE.match(candidate)
-    if fenced:
-        candidate = fenced.group(1)
+    fenced = unwrap_code_fence(candidate)
+    if fenced is not None:
+        candidate = fenced
     start, end = candidate.find("{"), candidate.rfind("}")
     if start == -1 or end <= start:
         return ""

@@ -1,4 +1,4 @@
-"""Real-data tier: the upstream Abg-CoQA val file (CONDAMBIG_DATA_DIR=../shared/data)."""
+"""Real-data tier: the upstream Abg-CoQA val file (CONDAMBIG_DATA_DIR=<upstream data folder>)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,9 @@ from condambig_metrics.text import normalize_answer
 from condambig_tasks.abg_coqa.loader import AbgCoQADataConfig, load_turns
 from condambig_tasks.abg_coqa.parser import DetectionReply, TextReply
 from condambig_tasks.abg_coqa.samples import build_samples
-from condambig_tasks.abg_coqa.scoring import (
-    score_clarification,
-    score_detection,
-    summarise_clarification,
-    summarise_detection,
-)
+from condambig_tasks.abg_coqa.scoring import score_clarification, score_detection
+from condambig_tasks.benchmark import ScoredSample
+from condambig_tasks.registry import get
 from tests.conftest import load_from_real_data
 
 pytestmark = pytest.mark.realdata
@@ -58,19 +55,25 @@ def test_first_reference_fed_back_under_leave_one_out(turns):
     assert neither and all(value < 1.0 for value in neither)
 
 
+def _summarise(subtask: str, samples: list[ScoredSample]) -> dict:
+    benchmark = get("abg_coqa")
+    return benchmark.summarise(samples, benchmark.options({"subtask": subtask}), judged=False)
+
+
 def test_reference_clarification_question_scores_bleu_100_against_itself(turns):
     samples = build_samples(turns, "clarification")
     outcomes = [score_clarification(s, TextReply(s.turn.reference_clarification_questions[0], True))
                 for s in samples]
-    result = summarise_clarification(outcomes)
+    result = _summarise("clarification", outcomes)
     print(f"\nAbg-CoQA val: {len(samples)} reference clarification questions against themselves: "
           + ", ".join(f"{k} {result[k]:.1f}" for k in ("bleu1", "bleu2", "bleu3", "bleu4")))
     assert all(result[f"bleu{n}"] == pytest.approx(100.0) for n in (1, 2, 3, 4))
     # the second annotator's question as the hypothesis: the paper's human agreement (test: 40.8 / 21.9)
     second = [score_clarification(s, TextReply(s.turn.second_clarification.question, True))
               for s in samples if s.turn.second_clarification is not None]
-    second = [replace(o, references=o.references[:1]) for o in second]
-    human = summarise_clarification(second)
+    second = [replace(o, details={**o.details, "references": o.details["references"][:1]})
+              for o in second]
+    human = _summarise("clarification", second)
     print("second annotator vs first (val): "
           + ", ".join(f"{k} {human[k]:.1f}" for k in ("bleu1", "bleu2", "bleu3", "bleu4")))
     assert 10 < human["bleu1"] < 90
@@ -79,8 +82,8 @@ def test_reference_clarification_question_scores_bleu_100_against_itself(turns):
 def test_gold_detection_labels_and_answers_score_1(turns):
     outcomes = [score_detection(s, DetectionReply(s.turn.ambiguous, s.turn.target.answer, True))
                 for s in build_samples(turns, "detection")]
-    result = summarise_detection(outcomes)
-    always_answer = summarise_detection([score_detection(s, DetectionReply(False, "", True))
+    result = _summarise("detection", outcomes)
+    always_answer = _summarise("detection", [score_detection(s, DetectionReply(False, "", True))
                                          for s in build_samples(turns, "detection")])
     print(f"\nAbg-CoQA val detection: gold -> P/R/F1 {result['precision']:.2f}/{result['recall']:.2f}/"
           f"{result['f1']:.2f}, answer F1 {result['answer_f1']:.3f}; never-ambiguous -> F1 "

@@ -20,7 +20,7 @@ def score(tmp_path, capsys, subtask: str, predictions: list[dict], *extra: str) 
     code = main(["abg_coqa", "--subtask", subtask, "--pred", str(pred), "--ref", str(REFERENCE), *extra])
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    return json.loads(captured.out)
+    return json.loads(captured.out)["metrics"]
 
 
 def raw(subtask: str) -> list[dict]:
@@ -57,7 +57,7 @@ def test_structured_predictions(tmp_path, capsys):
     assert (result["precision"], result["recall"], result["f1"]) == pytest.approx((0.5, 0.5, 0.5))
     assert result["parse_rate"] == 1.0
     clarified = [{"id": "fxstorythree|5|1", "reply": k, "answer": a} for k, a in enumerate(["yes", "no", "no"])]
-    result = score(tmp_path, capsys, "clarified_qa", clarified, "--only-predicted")
+    result = score(tmp_path, capsys, "clarified_qa", clarified)  # the other replies: left out
     assert result["f1"] == pytest.approx((1 + 1 + (1 + 0.4 + 1) / 3) / 3)
     references = [{"id": "fxstoryone|4|2", "question": "Do you mean the red boat or the blue boat?"},
                   {"id": "fxstorythree|5|1", "question": "Which tree do you mean?"}]
@@ -68,10 +68,24 @@ def test_wrong_ids_and_missing_predictions_are_explained(tmp_path, capsys):
     pred = tmp_path / "p.json"
     pred.write_text(json.dumps([{"id": "nope", "output": "x"}]))
     assert main(["abg_coqa", "--subtask", "detection", "--pred", str(pred), "--ref", str(REFERENCE)]) == 2
-    assert "match no detection sample" in capsys.readouterr().err
+    assert "are not Abg-CoQA item ids" in capsys.readouterr().err
+    # items without a prediction are left out and counted
     pred.write_text(json.dumps([{"id": "fxstoryone|3|2", "output": "blue"}]))
-    assert main(["abg_coqa", "--subtask", "detection", "--pred", str(pred), "--ref", str(REFERENCE)]) == 2
-    assert "4 of 5 detection samples have no prediction" in capsys.readouterr().err
+    assert main(["abg_coqa", "--subtask", "detection", "--pred", str(pred), "--ref", str(REFERENCE)]) == 0
+    captured = capsys.readouterr()
+    result = json.loads(captured.out)
+    assert (result["n_items"], result["n_scored"], result["missing_outputs"]) == (5, 1, 4)
+    assert result["metrics"]["answer_f1"] == 1.0 and "4 of 5 items have no output" in captured.err
     pred.write_text(json.dumps([{"id": "fxstorythree|5|1", "answer": "no"}]))
     assert main(["abg_coqa", "--subtask", "clarified_qa", "--pred", str(pred), "--ref", str(REFERENCE)]) == 2
     assert "'reply': k" in capsys.readouterr().err
+    pred.write_text(json.dumps([{"id": "fxstoryone|3|2", "output": "blue"}] * 2))
+    assert main(["abg_coqa", "--subtask", "detection", "--pred", str(pred), "--ref", str(REFERENCE)]) == 2
+    assert "appears more than once" in capsys.readouterr().err
+
+
+def test_unknown_subtask_is_refused(tmp_path, capsys):
+    pred = tmp_path / "p.json"
+    pred.write_text(json.dumps([{"id": "fxstoryone|3|2", "output": "blue"}]))
+    with pytest.raises(SystemExit):
+        main(["abg_coqa", "--subtask", "summaries", "--pred", str(pred), "--ref", str(REFERENCE)])

@@ -6,16 +6,15 @@ from __future__ import annotations
 import asyncio
 import json
 
-import numpy as np
 import pytest
 from inspect_ai.model import ModelName, ModelOutput
 from inspect_ai.scorer import SampleScore, Target
 from inspect_ai.solver import TaskState
 
-from condambig.ambignq import ambignq_metrics, ambignq_scorer, record_to_sample
-from condambig_tasks.ambignq import lm_eval_glue
-from condambig_tasks.ambignq.loader import load_questions
+from condambig._factory import benchmark_metrics, benchmark_scorer
+from condambig_tasks import registry
 from condambig_tasks.cli import main
+from condambig_tasks.lm_eval_tasks.ambignq import utils as lm_eval_utils
 from tests.ambignq.scripted_outputs import RAW_OUTPUTS
 
 METRICS = ["f1_answer_all", "f1_answer_multi", "f1_bleu1", "f1_bleu2", "f1_bleu3", "f1_bleu4",
@@ -27,32 +26,34 @@ def _cli(tmp_path, capsys) -> dict:
     pred = tmp_path / "raw.json"
     pred.write_text(json.dumps([{"id": k, "output": v} for k, v in RAW_OUTPUTS.items()]))
     assert main(["ambignq", "--pred", str(pred)]) == 0
-    return json.loads(capsys.readouterr().out)
+    return json.loads(capsys.readouterr().out)["metrics"]
 
 
 def _lm_eval() -> dict[str, float]:
-    docs = lm_eval_glue.load_docs(version=1.0)["test"]
-    per_doc = [lm_eval_glue.process_results(doc, [RAW_OUTPUTS[doc["id"]]]) for doc in docs]
-    result = {}
-    for name in METRICS:
-        values = np.array([values[name] for values in per_doc], dtype=float)
-        result[name] = float(np.nanmean(values))  # the YAML's mean / nanmean aggregations
-    return result
+    docs = lm_eval_utils.load_docs(version=1.0)["test"]
+    per_doc = [lm_eval_utils.process_results(doc, [RAW_OUTPUTS[doc["id"]]]) for doc in docs]
+    # the YAML's aggregations, called with every doc's item as lm-eval calls them
+    return {name: getattr(lm_eval_utils, f"agg_{name}")([values[name] for values in per_doc])
+            for name in METRICS}
 
 
 def _inspect() -> dict[str, float]:
-    score_fn = ambignq_scorer()
+    benchmark = registry.get("ambignq")
+    options = benchmark.options_to_json(benchmark.options({}))
+    score_fn = benchmark_scorer("ambignq", options, False)
     sample_scores = []
-    for record in load_questions():
-        sample = record_to_sample(record)
+    for record in benchmark.load(benchmark.options({})):
+        metadata = {"record": benchmark.to_record(record)}
         state = TaskState(
-            model=ModelName("test/scripted"), sample_id=sample.id, epoch=1, input=sample.input,
-            messages=[], output=ModelOutput.from_content("scripted", RAW_OUTPUTS[record.id]),
-            metadata=sample.metadata,
+            model=ModelName("test/scripted"), sample_id=record.id, epoch=1,
+            input=benchmark.prompt(record, benchmark.options({})), messages=[],
+            output=ModelOutput.from_content("scripted", RAW_OUTPUTS[record.id]),
+            metadata=metadata,
         )
-        score = asyncio.run(score_fn(state, Target(sample.target)))
-        sample_scores.append(SampleScore(score=score, sample_id=sample.id, sample_metadata=sample.metadata))
-    return ambignq_metrics()(sample_scores)
+        score = asyncio.run(score_fn(state, Target(benchmark.target(record, None))))
+        sample_scores.append(SampleScore(score=score, sample_id=record.id,
+                                         sample_metadata=metadata))
+    return benchmark_metrics("ambignq", options, False)(sample_scores)
 
 
 def test_three_paths_agree(use_fixture_data, tmp_path, capsys):

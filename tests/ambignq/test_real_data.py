@@ -1,4 +1,4 @@
-"""Real-data tier: the upstream AmbigNQ light dev file (CONDAMBIG_DATA_DIR=../shared/data)."""
+"""Real-data tier: the upstream AmbigNQ light dev file (CONDAMBIG_DATA_DIR=<upstream data folder>)."""
 
 from __future__ import annotations
 

@@ -35,15 +35,16 @@ def _score(tmp_path, capsys, predictions, *extra: str) -> dict:
     code = main(["ambignq", "--pred", str(pred), "--ref", str(REFERENCE), *extra])
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    return json.loads(captured.out)
+    result = json.loads(captured.out)
+    return {**result["metrics"], "n_questions": result["n_scored"]}
 
 
 def test_answers_only_format(tmp_path, capsys):
     result = _score(tmp_path, capsys, ANSWERS_ONLY)
     assert result["f1_answer_all"] == pytest.approx((1 + 0.8 + 0 + 1 + 2 / 3 + 1) / 6)
     assert result["f1_answer_multi"] == pytest.approx((0.8 + 0 + 2 / 3) / 3)
-    assert "f1_bleu1" not in result and "f1_edit_f1" not in result
-    assert (result["n_questions"], result["n_multi"]) == (6, 3)
+    assert result["f1_bleu1"] is None and result["f1_edit_f1"] is None  # no questions given
+    assert result["n_questions"] == 6
 
 
 def test_question_answer_pairs_format(tmp_path, capsys):
@@ -64,17 +65,26 @@ def test_raw_outputs_are_parsed_as_the_task_parses_them(tmp_path, capsys):
     assert result["parse_rate"] == pytest.approx(3 / 6)  # fx-001, fx-002, fx-005; "[]" has no pair
 
 
-def test_missing_predictions_are_an_error_unless_asked(tmp_path, capsys):
+def test_missing_predictions_are_left_out_and_counted(tmp_path, capsys):
     pred = tmp_path / "pred.json"
     pred.write_text(json.dumps({"fx-001": ["Marie Curie"]}))
+    assert main(["ambignq", "--pred", str(pred), "--ref", str(REFERENCE)]) == 0
+    captured = capsys.readouterr()
+    assert "5 of 6 items have no output (left out)" in captured.err
+    result = json.loads(captured.out)
+    assert result["metrics"]["f1_answer_all"] == 1.0
+    assert (result["n_scored"], result["missing_outputs"]) == (1, 5)
+
+
+def test_unknown_ids_are_an_error(tmp_path, capsys):
+    pred = tmp_path / "pred.json"
+    pred.write_text(json.dumps({"fx-001": ["Marie Curie"], "nope": ["x"]}))
     assert main(["ambignq", "--pred", str(pred), "--ref", str(REFERENCE)]) == 2
-    assert "5 of 6 reference questions have no prediction" in capsys.readouterr().err
-    result = _score(tmp_path, capsys, {"fx-001": ["Marie Curie"]}, "--only-predicted")
-    assert result["f1_answer_all"] == 1.0 and result["n_questions"] == 1
+    assert "1 id(s) are not AmbigNQ item ids (first: 'nope')" in capsys.readouterr().err
 
 
 def test_mixed_formats_are_rejected(tmp_path, capsys):
     pred = tmp_path / "pred.json"
     pred.write_text(json.dumps({"fx-001": ["a"], "fx-002": [{"question": "q", "answer": "a"}]}))
-    assert main(["ambignq", "--pred", str(pred), "--ref", str(REFERENCE), "--only-predicted"]) == 2
+    assert main(["ambignq", "--pred", str(pred), "--ref", str(REFERENCE)]) == 2
     assert "mixes answer strings and question-answer objects" in capsys.readouterr().err

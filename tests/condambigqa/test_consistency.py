@@ -1,4 +1,5 @@
-"""Same raw outputs, same per-question scores: lm-eval glue, Inspect scorer, condambig-score."""
+"""Same raw outputs, same per-question and corpus scores: lm-eval glue, Inspect scorer and
+metric, condambig-score (in-process; the subprocess runs are in test_e2e.py)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,15 @@ import json
 import math
 
 import pytest
+from inspect_ai.model import ModelName, ModelOutput
+from inspect_ai.scorer import SampleScore, Target
+from inspect_ai.solver import TaskState
 
+import condambig._factory as inspect_factory
+from condambig_tasks import registry, settings
 from condambig_tasks.cli import main
-from condambig_tasks.condambigqa import lm_eval_glue
+from condambig_tasks.condambigqa.benchmark import CondAmbigQA
+from condambig_tasks.lm_eval_tasks.condambigqa import utils as lm_eval_utils
 from tests.support.judge_server import JudgeServer
 
 RAW_OUTPUTS = {
@@ -22,80 +29,135 @@ RAW_OUTPUTS = {
               "\"citations\": [\"Fragment 2 - Old Bridge\"]},]}\n```",
     "fx-003": "I am not sure.",
 }
-FIELDS = ("citation", "condition", "answer", "combined", "answer_count", "count_difference")
+PER_QUESTION = ("citation_score", "condition_score", "answer_score", "combined_score",
+                "answer_count", "count_difference")
+JUDGE_SCRIPT = {"rules": [{"contains": "Ana Runner", "scores": {"9": 0.5, "10": 0.5}}],
+                "default": {"scores": {"3": 0.5, "4": 0.5}}}
 
 
-def _lm_eval_per_question(monkeypatch, judge_env: dict[str, str]) -> dict[str, dict]:
-    for key, value in judge_env.items():
-        monkeypatch.setenv(key, value)
-    docs = lm_eval_glue.load_main_docs(version=1.0, pretrained="tiny")["test"]
-    items = [lm_eval_glue.process_results(doc, [RAW_OUTPUTS[doc["id"]]])["citation_score"]
-             for doc in docs]
-    return {s.id: s.to_dict() for s in lm_eval_glue._question_scores(items)}
+def _benchmark() -> CondAmbigQA:
+    return registry.get("condambigqa")
 
 
-def _cli_per_question(tmp_path, capsys, extra: list[str]) -> tuple[dict, dict[str, dict]]:
+def _lm_eval(monkeypatch, judged: bool) -> tuple[dict[str, dict], dict[str, float]]:
+    """Per-question values and corpus metrics as lm-eval computes them (the YAML's hooks)."""
+    benchmark = _benchmark()
+    docs = lm_eval_utils.load_docs(version=1.0, pretrained="tiny",
+                                   task_options={"setting": "main"})["test"]
+    per_doc = [lm_eval_utils.process_results(doc, [RAW_OUTPUTS[doc["id"]]]) for doc in docs]
+    names = list(per_doc[0])
+    scored = []  # the judged run is scored in the aggregation step: record what it summarises
+    original = type(benchmark).summarise
+
+    def spy(self, samples, options, judged_run):
+        scored.extend(samples)
+        return original(self, samples, options, judged_run)
+
+    monkeypatch.setattr(type(benchmark), "summarise", spy)
+    corpus = {name: getattr(lm_eval_utils, f"agg_{name}")([values[name] for values in per_doc])
+              for name in names}
+    if judged:
+        per_question = {s.id: dict(s.values) for s in scored}
+    else:
+        per_question = {doc["id"]: values for doc, values in zip(docs, per_doc, strict=True)}
+    return per_question, corpus
+
+
+def _cli(tmp_path, capsys) -> tuple[dict, dict[str, dict]]:
     outputs = tmp_path / "outputs.json"
     outputs.write_text(json.dumps([{"id": k, "output": v} for k, v in RAW_OUTPUTS.items()]))
-    per_question = tmp_path / "per_question.json"
+    per_question = tmp_path / "per_question.jsonl"
     assert main(["condambigqa", "--outputs", str(outputs), "--per-question",
-                 str(per_question), *extra]) == 0
+                 str(per_question)]) == 0
     summary = json.loads(capsys.readouterr().out)
-    return summary, {row["id"]: row for row in json.loads(per_question.read_text())}
+    rows = [json.loads(line) for line in per_question.read_text().splitlines()]
+    return summary, {row["id"]: row for row in rows}
 
 
-def _inspect_per_question(judged: bool) -> dict[str, dict]:
-    from inspect_ai.model import ModelName, ModelOutput
-    from inspect_ai.solver import TaskState
+def _inspect(monkeypatch, judged: bool) -> tuple[dict[str, dict], dict[str, float]]:
+    """Per-question Score values and the corpus metric of the Inspect task; the grader role
+    is stood in for by the environment's judge."""
+    from condambig_metrics.judge import openai_judge_engine
 
-    from condambig.condambigqa import _sample, condambigqa_scorer
-    from condambig_tasks.condambigqa.loader import load_questions
-    from condambig_tasks.condambigqa.options import CondAmbigQAOptions
-
-    scorer = condambigqa_scorer("main", judged, "judge")
-    results = {}
-    for question in load_questions():
-        sample = _sample(question, CondAmbigQAOptions())
+    monkeypatch.setattr(inspect_factory, "grader_judge_engine", lambda: openai_judge_engine(
+        settings.judge_config_from_environment()))
+    benchmark = _benchmark()
+    options = benchmark.options({})
+    options_json = benchmark.options_to_json(options)
+    score_fn = inspect_factory.benchmark_scorer("condambigqa", options_json, judged)
+    sample_scores = []
+    for question in benchmark.load(options):
+        metadata = {"record": benchmark.to_record(question)}
         state = TaskState(
-            model=ModelName("test/model"), sample_id=sample.id, epoch=1, input=sample.input,
-            messages=[], metadata=sample.metadata,
+            model=ModelName("test/model"), sample_id=question.id, epoch=1,
+            input=benchmark.prompt(question, options), messages=[], metadata=metadata,
             output=ModelOutput.from_content("test/model", RAW_OUTPUTS[question.id]),
         )
-        score = asyncio.run(scorer(state, sample.target))
-        results[question.id] = score.metadata
-    return results
+        score = asyncio.run(score_fn(state, Target(benchmark.target(question, options))))
+        sample_scores.append(SampleScore(score=score, sample_id=question.id,
+                                         sample_metadata=metadata))
+    per_question = {str(s.sample_id): s.score.value for s in sample_scores}
+    corpus = inspect_factory.benchmark_metrics("condambigqa", options_json, judged)(sample_scores)
+    return per_question, corpus
 
 
-def _same(a: dict, b: dict) -> None:
+def _value(values: dict, name: str) -> float | None:
+    value = values.get(name)
+    return None if value is None or math.isnan(value) else value
+
+
+def _same_questions(a: dict[str, dict], b: dict[str, dict]) -> None:
     assert a.keys() == b.keys()
     for question_id in a:
-        for field in FIELDS:
-            x, y = a[question_id][field], b[question_id][field]
-            assert (x is None and y is None) or math.isclose(x, y), (question_id, field, x, y)
+        for name in PER_QUESTION:
+            x, y = _value(a[question_id], name), _value(b[question_id], name)
+            assert (x is None and y is None) or math.isclose(x, y), (question_id, name, x, y)
+
+
+def _same_corpus(a: dict[str, float | None], b: dict[str, float | None]) -> None:
+    assert a.keys() == b.keys()
+    for name in a:
+        x, y = a[name], b[name]
+        assert (x is None or math.isnan(x)) == (y is None or math.isnan(y)), name
+        if x is not None and not math.isnan(x):
+            assert math.isclose(x, y), (name, x, y)
 
 
 def test_without_judge_all_three_paths_agree(use_fixture_data, monkeypatch, tmp_path, capsys):
     monkeypatch.delenv("CONDAMBIG_JUDGE_MODEL", raising=False)
-    glue = _lm_eval_per_question(monkeypatch, {})
-    summary, cli = _cli_per_question(tmp_path, capsys, [])
-    inspect = _inspect_per_question(judged=False)
-    _same(glue, cli)
-    _same(inspect, cli)
-    assert cli["fx-001"]["citation"] == pytest.approx((1 + 0.5 + 1) / 3)
-    assert cli["fx-003"]["parsed"] is False
-    assert summary["out_of_range_citations"] == 1 and "answer_score" not in summary
+    glue, glue_corpus = _lm_eval(monkeypatch, judged=False)
+    summary, cli = _cli(tmp_path, capsys)
+    inspect, inspect_corpus = _inspect(monkeypatch, judged=False)
+    cli_values = {key: row["values"] for key, row in cli.items()}
+    _same_questions(glue, cli_values)
+    _same_questions(inspect, cli_values)
+    _same_corpus(glue_corpus, summary["metrics"])
+    _same_corpus(inspect_corpus, summary["metrics"])
+    assert cli["fx-001"]["values"]["citation_score"] == pytest.approx((1 + 0.5 + 1) / 3)
+    assert cli["fx-003"]["details"]["parsed"] is False
+    metrics = summary["metrics"]
+    assert metrics["out_of_range_citations"] == 1 and "answer_score" not in metrics
+    assert "judge" not in summary
 
 
-def test_with_judge_glue_and_cli_agree(use_fixture_data, monkeypatch, tmp_path, capsys):
-    script = {"rules": [{"contains": "Ana Runner", "scores": {"9": 0.5, "10": 0.5}}],
-              "default": {"scores": {"3": 0.5, "4": 0.5}}}
-    with JudgeServer(script) as server:
+def test_with_judge_all_three_paths_agree(use_fixture_data, monkeypatch, tmp_path, capsys):
+    with JudgeServer(JUDGE_SCRIPT) as server:
         env = {"CONDAMBIG_JUDGE_MODEL": "loopback", "CONDAMBIG_JUDGE_BASE_URL": server.base_url,
                "CONDAMBIG_JUDGE_API_KEY": "k", "CONDAMBIG_JUDGE_CACHE": str(tmp_path / "j.db")}
-        glue = _lm_eval_per_question(monkeypatch, env)
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        glue, glue_corpus = _lm_eval(monkeypatch, judged=True)
         sent = server.stats()["requests"]
-        summary, cli = _cli_per_question(tmp_path, capsys, [])
-        assert server.stats()["requests"] == sent  # the second path reads the cache
-    _same(glue, cli)
-    assert cli["fx-001"]["answer"] is not None and summary["judge_failed"] == 0
-    assert 0 < summary["combined_score"] < 1
+        assert sent > 0
+        summary, cli = _cli(tmp_path, capsys)
+        inspect, inspect_corpus = _inspect(monkeypatch, judged=True)
+        assert server.stats()["requests"] == sent  # the other paths read the cache
+    cli_values = {key: row["values"] for key, row in cli.items()}
+    _same_questions(glue, cli_values)
+    _same_questions(inspect, cli_values)
+    _same_corpus(glue_corpus, summary["metrics"])
+    _same_corpus(inspect_corpus, summary["metrics"])
+    assert cli["fx-001"]["values"]["answer_score"] is not None
+    assert summary["metrics"]["judge_failed"] == 0
+    assert 0 < summary["metrics"]["combined_score"] < 1
+    assert summary["judge"]["requests"] == 0 and summary["judge"]["cache_hits"] > 0

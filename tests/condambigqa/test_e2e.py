@@ -77,9 +77,10 @@ def _metrics(task_results: dict) -> dict[str, float]:
 def _score_cli(outputs: list[dict], tmp: Path, env: dict[str, str]) -> tuple[dict, list[dict]]:
     (tmp / "outputs.json").write_text(json.dumps(outputs))
     result = _run([executable("condambig-score"), "condambigqa", "--outputs",
-                   str(tmp / "outputs.json"), "--per-question", str(tmp / "per_question.json")],
+                   str(tmp / "outputs.json"), "--per-question", str(tmp / "per_question.jsonl")],
                   env, tmp)
-    return json.loads(result.stdout), json.loads((tmp / "per_question.json").read_text())
+    rows = (tmp / "per_question.jsonl").read_text().splitlines()
+    return json.loads(result.stdout), [json.loads(row) for row in rows]
 
 
 def test_lm_eval_without_judge_reports_exact_metrics_and_says_so_once(tiny_causal_lm, tmp_path):
@@ -113,7 +114,7 @@ def test_lm_eval_with_judge_matches_condambig_score(scripted_lm, judge_server, t
     outputs = [{"id": s["doc"]["id"], "output": s["resps"][0][0]} for s in samples]
     summary, _ = _score_cli(outputs, tmp_path, env)
     for name in JUDGE_METRICS | EXACT_METRICS:
-        assert summary[name] == pytest.approx(metrics[name]), name
+        assert summary["metrics"][name] == pytest.approx(metrics[name]), name
     assert judge_server.stats()["requests"] == sent  # the CLI was served from the cache
 
 
@@ -140,11 +141,11 @@ def test_inspect_with_grader_role_matches_condambig_score(scripted_lm, judge_ser
     cli_env = {**env, **_judge_env(judge_server, tmp_path / "judge.sqlite")}
     summary, per_question = _score_cli(outputs, tmp_path, cli_env)
     for name in JUDGE_METRICS | EXACT_METRICS:
-        assert summary[name] == pytest.approx(reported[name]), name
+        assert summary["metrics"][name] == pytest.approx(reported[name]), name
     for row in per_question:
         inspect_value = per_sample[row["id"]]
-        for key in ("condition", "answer", "citation", "combined"):
-            assert row[key] == pytest.approx(inspect_value[key]), (row["id"], key)
+        for key in ("condition_score", "answer_score", "citation_score", "combined_score"):
+            assert row["values"][key] == pytest.approx(inspect_value[key]), (row["id"], key)
 
 
 def test_lm_eval_group_runs_the_five_settings(scripted_lm, tmp_path):

@@ -1,4 +1,4 @@
-"""CondAmbigQA metric formulas against hand-computed values (BENCHMARKS.md §1)."""
+"""CondAmbigQA metric formulas against hand-computed values (Li et al., CondAmbigQA)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Real-data tier: the authors' 200-question file (CONDAMBIG_DATA_DIR=../shared/data)."""
+"""Real-data tier: the authors' 200-question file (CONDAMBIG_DATA_DIR=<upstream data folder>)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ from statistics import mean
 
 import pytest
 
+from condambig_tasks.condambigqa.benchmark import CondAmbigQA, CondAmbigQAOptions, scored_sample
 from condambig_tasks.condambigqa.loader import load_questions
 from condambig_tasks.condambigqa.parser import parse_response
 from condambig_tasks.condambigqa.records import Setting
-from condambig_tasks.condambigqa.scoring import score_question, summarise
+from condambig_tasks.condambigqa.scoring import score_question
 from tests.conftest import load_from_real_data
 
 
@@ -42,7 +43,8 @@ def test_gold_fed_back_scores_full_citation_and_zero_count_difference(questions)
             for p in question.properties]})
         parsed = parse_response(output, Setting.MAIN, len(question.fragments))
         scores.append(score_question(Setting.MAIN, question, parsed, None))
-    summary = summarise(scores)
+    summary = CondAmbigQA().summarise([scored_sample(s, judged=False) for s in scores],
+                                      CondAmbigQAOptions(), judged=False)
     print(f"gold as output: {summary}")
     with_citations = [s for q, s in zip(questions, scores, strict=True) if all(p.fragments for p in q.properties)]
     assert mean(s.citation for s in with_citations) == 1.0

@@ -8,6 +8,7 @@ import pytest
 
 from condambig_metrics.condambigqa import CombinedInputs, combined_score
 from condambig_metrics.judge import JudgeResult
+from condambig_tasks.condambigqa.benchmark import CondAmbigQA, CondAmbigQAOptions, scored_sample
 from condambig_tasks.condambigqa.parser import parse_response
 from condambig_tasks.condambigqa.records import (
     CondAmbigQuestion,
@@ -20,7 +21,6 @@ from condambig_tasks.condambigqa.scoring import (
     JUDGE_MATCHING,
     plan_judgements,
     score_question,
-    summarise,
 )
 
 QUESTION = CondAmbigQuestion(
@@ -42,6 +42,12 @@ def _output(*pairs) -> str:
     return json.dumps({"conditions": [
         {"condition": c, "answer": a, "citations": [f"Fragment {n}" for n in cites]}
         for c, a, cites in pairs]})
+
+
+def summarise(scores, judged: bool) -> dict:
+    """Corpus metrics of the main setting, as every front end reports them."""
+    samples = [scored_sample(score, judged) for score in scores]
+    return CondAmbigQA().summarise(samples, CondAmbigQAOptions(), judged)
 
 
 def _judgements(plan, table):
@@ -108,7 +114,7 @@ def test_judge_failure_excludes_the_question_instead_of_scoring_zero():
     assert failed.judge_failed and failed.answer is None and failed.combined is None
     assert failed.citation == 1.0
     good = score_question(Setting.MAIN, QUESTION, parsed, {k: _ok(0.4) for k in plan})
-    summary = summarise([failed, good])
+    summary = summarise([failed, good], judged=True)
     assert summary["answer_score"] == pytest.approx(0.4)  # the failed one left out
     assert summary["judge_failed"] == 1
     assert summary["citation_score"] == pytest.approx(1.0)
@@ -134,7 +140,7 @@ def test_summary_counts_parse_rate_and_citation_problems():
                                      "citations": ["Fragment 1", "Fragment 9", "1"]}]}),
         Setting.MAIN, 5), None)
     bad = score_question(Setting.MAIN, QUESTION, parse_response("", Setting.MAIN, 5), None)
-    summary = summarise([good, bad])
+    summary = summarise([good, bad], judged=False)
     assert summary["parse_rate"] == 0.5
     assert summary["out_of_range_citations"] == 1 and summary["duplicate_citations"] == 1
     assert summary["answer_count"] == 0.5 and summary["count_difference"] == -1.5

@@ -79,18 +79,12 @@ def _score_cli(outputs: dict[str, str], tmp: Path, max_document_words: int) -> d
     pred.write_text(json.dumps([{"id": qid, "output": text} for qid, text in outputs.items()]))
     result = _run([executable("condambig-score"), "conditionalqa", "--pred", str(pred),
                    "--ref", str(FIXTURE_DATA / "conditionalqa" / "dev.json"),
-                   "--documents", str(FIXTURE_DATA / "conditionalqa" / "documents.json"),
                    "--max-document-words", str(max_document_words)], _env(), tmp)
     return json.loads(result.stdout)
 
 
 def _flatten(report: dict) -> dict[str, float | None]:
-    flat = {}
-    for subset in ("total", "yesno", "extractive", "conditional"):
-        prefix = "" if subset == "total" else f"{subset}_"
-        flat.update({prefix + key.lower(): value for key, value in report[subset].items()})
-    flat.update({key: report["parsing"][key] for key in COUNT_NAMES})
-    return flat
+    return report["metrics"]
 
 
 def _assert_same(framework: dict[str, float], cli: dict[str, float | None]) -> None:

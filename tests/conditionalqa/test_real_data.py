@@ -1,4 +1,4 @@
-"""Real-data tier: the upstream dev.json (run with CONDAMBIG_DATA_DIR=../shared/data, pytest -s).
+"""Real-data tier: the upstream dev.json (run with CONDAMBIG_DATA_DIR=<upstream data folder>, pytest -s).
 
 documents.json is not available offline, so this tier scores predictions that need no
 documents: the gold answers themselves (1.0 everywhere) and the paper's "majority" baseline
@@ -17,7 +17,7 @@ from condambig_metrics.conditionalqa import question_categories
 from condambig_tasks import data
 from condambig_tasks.cli import main
 from condambig_tasks.conditionalqa import loader
-from condambig_tasks.conditionalqa.task_items import TaskConfig, load_task_items
+from condambig_tasks.conditionalqa.benchmark import ConditionalQA
 
 pytestmark = pytest.mark.realdata
 
@@ -34,7 +34,7 @@ def _score(capsys, predictions: list[dict], reference: Path, tmp_path: Path) -> 
     pred = tmp_path / "pred.json"
     pred.write_text(json.dumps(predictions))
     assert main(["conditionalqa", "--pred", str(pred), "--ref", str(reference)]) == 0
-    return json.loads(capsys.readouterr().out)
+    return json.loads(capsys.readouterr().out)["metrics"]
 
 
 def test_dev_statistics_match_the_paper(dev_file):
@@ -60,9 +60,9 @@ def test_gold_answers_score_one_everywhere(dev_file, capsys, tmp_path):
     gold = [{"id": q["id"], "answers": q["answers"]} for q in json.loads(dev_file.read_text())]
     report = _score(capsys, gold, dev_file, tmp_path)
     print("\ngold as predictions:", json.dumps(report))
-    for subset, block in report.items():
-        for key, value in block.items():
-            assert value == pytest.approx(1.0), (subset, key)
+    for name, value in report.items():
+        if name not in ("parse_rate", "out_of_range_citations", "truncated_documents"):
+            assert value == pytest.approx(1.0), name
 
 
 def test_always_yes_baseline(dev_file, capsys, tmp_path):
@@ -77,10 +77,10 @@ def test_always_yes_baseline(dev_file, capsys, tmp_path):
         yes = [conditions for text, conditions in references if text.lower().strip(" .") == "yes"]
         em.append(1 / len(references) if yes else 0.0)
         em_conditions.append(1 / len(references) if any(not c for c in yes) else 0.0)
-    assert report["total"]["EM"] == pytest.approx(sum(em) / len(questions))
-    assert report["total"]["EM_with_conditions"] == pytest.approx(sum(em_conditions) / len(questions))
-    assert report["extractive"]["EM"] == 0.0
-    assert 0.4 < report["yesno"]["EM"] < 0.8  # the paper's test-set majority baseline: 62.2
+    assert report["em"] == pytest.approx(sum(em) / len(questions))
+    assert report["em_with_conditions"] == pytest.approx(sum(em_conditions) / len(questions))
+    assert report["extractive_em"] == 0.0
+    assert 0.4 < report["yesno_em"] < 0.8  # the paper's test-set majority baseline: 62.2
 
 
 def test_task_without_documents_names_the_file(dev_file, monkeypatch, tmp_path):
@@ -88,4 +88,5 @@ def test_task_without_documents_names_the_file(dev_file, monkeypatch, tmp_path):
     monkeypatch.setenv("CONDAMBIG_OFFLINE", "1")
     monkeypatch.setenv("CONDAMBIG_CACHE_DIR", str(tmp_path / "cache"))
     with pytest.raises(data.DataUnavailableError, match="documents.json"):
-        load_task_items(TaskConfig())
+        benchmark = ConditionalQA()
+        benchmark.load(benchmark.options({}))

@@ -1,4 +1,4 @@
-"""``condambig-score conditionalqa``: official structure, official quirks, raw outputs."""
+"""``condambig-score conditionalqa``: official scores, official quirks, raw outputs."""
 
 from __future__ import annotations
 
@@ -11,8 +11,15 @@ from condambig_tasks.cli import main
 from tests.conditionalqa.conftest import FIXTURE_FOLDER
 
 REFERENCE = FIXTURE_FOLDER / "dev.json"
-DOCUMENTS = FIXTURE_FOLDER / "documents.json"
-OFFICIAL_KEYS = ["EM", "EM_with_conditions", "F1", "F1_with_conditions"]
+SCORES = ["em", "em_with_conditions", "f1", "f1_with_conditions"]
+SUBSETS = {"total": "", "yesno": "yesno_", "extractive": "extractive_",
+           "conditional": "conditional_"}
+READING = ["parse_rate", "out_of_range_citations", "truncated_documents"]
+
+
+def block(result: dict, subset: str) -> dict:
+    """One official breakdown of the CLI's metrics, as {em, ..., f1_with_conditions}."""
+    return {key: result["metrics"][SUBSETS[subset] + key] for key in SCORES}
 
 
 def run_cli(capsys, *arguments: str) -> tuple[int, dict | None, str]:
@@ -31,14 +38,16 @@ def gold_predictions() -> list[dict]:
     return [{"id": q["id"], "answers": q["answers"]} for q in json.loads(REFERENCE.read_text())]
 
 
-def test_gold_predictions_score_one_with_the_official_structure(tmp_path, capsys):
+def test_gold_predictions_score_one_on_every_official_metric(tmp_path, capsys):
     pred = write(tmp_path, "pred.json", gold_predictions())
     code, report, _ = run_cli(capsys, "--pred", str(pred), "--ref", str(REFERENCE))
     assert code == 0
-    assert list(report) == ["total", "yesno", "extractive", "conditional"]
-    for block in report.values():
-        assert list(block) == OFFICIAL_KEYS
-        assert all(value == pytest.approx(1.0) for value in block.values())
+    assert list(report["metrics"]) == [prefix + key for prefix in SUBSETS.values() for key in SCORES] + READING
+    for subset in SUBSETS:
+        assert all(value == pytest.approx(1.0) for value in block(report, subset).values())
+    # the official format is not read from raw replies: no parsing metrics
+    assert all(report["metrics"][name] is None for name in READING)
+    assert report["n_scored"] == 6 and report["missing_outputs"] == 0
 
 
 def test_always_yes_matches_hand_computation(tmp_path, capsys):
@@ -46,32 +55,39 @@ def test_always_yes_matches_hand_computation(tmp_path, capsys):
     code, report, _ = run_cli(capsys, "--pred", str(pred), "--ref", str(REFERENCE))
     assert code == 0
     # q0 yes -> 1; q1 yes[c,c]/no[c] -> EM 1/2, with conditions 0; every other question 0.
-    assert report["total"] == pytest.approx(dict(zip(OFFICIAL_KEYS, [1.5 / 6, 1 / 6, 1.5 / 6, 1 / 6], strict=True)))
-    assert report["yesno"] == pytest.approx(dict(zip(OFFICIAL_KEYS, [0.75, 0.5, 0.75, 0.5], strict=True)))
-    assert report["extractive"] == pytest.approx(dict(zip(OFFICIAL_KEYS, [0.0] * 4, strict=True)))
+    assert block(report, "total") == pytest.approx(dict(zip(SCORES, [1.5 / 6, 1 / 6, 1.5 / 6, 1 / 6], strict=True)))
+    assert block(report, "yesno") == pytest.approx(dict(zip(SCORES, [0.75, 0.5, 0.75, 0.5], strict=True)))
+    assert block(report, "extractive") == pytest.approx(dict(zip(SCORES, [0.0] * 4, strict=True)))
     # conditional: q1 (EM 0.5, w/ conds 0) and q4 (0)
-    assert report["conditional"] == pytest.approx(dict(zip(OFFICIAL_KEYS, [0.25, 0.0, 0.25, 0.0], strict=True)))
+    assert block(report, "conditional") == pytest.approx(dict(zip(SCORES, [0.25, 0.0, 0.25, 0.0], strict=True)))
 
 
 def test_missing_predictions_are_left_out_with_a_warning(tmp_path, capsys):
+    # evaluate.py skips a reference question without a prediction (appends no score)
     predictions = [{"id": p["id"], "answers": [["yes", []]]} for p in gold_predictions()][1:]
-    predictions.append({"id": "not-a-question", "answers": []})
     pred = write(tmp_path, "pred.json", predictions)
     code, report, err = run_cli(capsys, "--pred", str(pred), "--ref", str(REFERENCE))
     assert code == 0
-    assert "1 of 6 reference questions have no prediction" in err and "left out" in err
-    assert "not-a-question" in err
+    assert "1 of 6 items have no output" in err and "left out" in err
+    assert report["missing_outputs"] == 1 and report["n_scored"] == 5
     # only q1..q5 averaged: EM = 0.5 / 5
-    assert report["total"]["EM"] == pytest.approx(0.1)
-    assert report["yesno"]["EM"] == pytest.approx(0.5)
+    assert report["metrics"]["em"] == pytest.approx(0.1)
+    assert report["metrics"]["yesno_em"] == pytest.approx(0.5)
+
+
+def test_unknown_prediction_ids_are_an_error(tmp_path, capsys):
+    predictions = [*gold_predictions(), {"id": "not-a-question", "answers": []}]
+    pred = write(tmp_path, "pred.json", predictions)
+    code, _, err = run_cli(capsys, "--pred", str(pred), "--ref", str(REFERENCE))
+    assert code == 2 and "not-a-question" in err
 
 
 def test_empty_breakdown_is_null(tmp_path, capsys):
     pred = write(tmp_path, "pred.json", [{"id": "dev-fixture-0", "answers": [["yes", []]]}])
     code, report, _ = run_cli(capsys, "--pred", str(pred), "--ref", str(REFERENCE))
     assert code == 0
-    assert report["total"]["EM"] == 1.0
-    assert report["extractive"] == dict(zip(OFFICIAL_KEYS, [None] * 4, strict=True))
+    assert report["metrics"]["em"] == 1.0
+    assert block(report, "extractive") == dict(zip(SCORES, [None] * 4, strict=True))
 
 
 RAW_OUTPUTS = {
@@ -85,29 +101,37 @@ RAW_OUTPUTS = {
 }
 
 
-def test_raw_outputs_are_parsed_and_scored_with_documents(tmp_path, capsys):
+def test_raw_outputs_are_parsed_and_scored_with_the_documents_beside_the_reference(tmp_path, capsys):
     pred = write(tmp_path, "raw.json", [{"id": k, "output": v} for k, v in RAW_OUTPUTS.items()])
-    code, report, _ = run_cli(
-        capsys, "--pred", str(pred), "--ref", str(REFERENCE), "--documents", str(DOCUMENTS)
-    )
+    code, report, _ = run_cli(capsys, "--pred", str(pred), "--ref", str(REFERENCE))
     assert code == 0
-    assert report["parsing"] == {
+    assert {name: report["metrics"][name] for name in READING} == {
         "parse_rate": pytest.approx(5 / 6),
-        "parse_failures": 1,
         "out_of_range_citations": 1,
         "truncated_documents": 0,
-        "questions": 6,
     }
+    assert report["n_scored"] == 6
     # per question EM: 1, 1, 0 (parse failure), 1/2 (one of two, padded), 1, 1
-    assert report["total"]["EM"] == pytest.approx(4.5 / 6)
-    assert report["total"]["EM_with_conditions"] == pytest.approx(4.5 / 6)
-    assert report["extractive"]["EM"] == pytest.approx(1.5 / 3)
+    assert report["metrics"]["em"] == pytest.approx(4.5 / 6)
+    assert report["metrics"]["em_with_conditions"] == pytest.approx(4.5 / 6)
+    assert report["metrics"]["extractive_em"] == pytest.approx(1.5 / 3)
+
+
+def test_per_sample_file_holds_values_and_parsed_answers(tmp_path, capsys):
+    pred = write(tmp_path, "raw.json", [{"id": k, "output": v} for k, v in RAW_OUTPUTS.items()])
+    per_sample = tmp_path / "per_sample.jsonl"
+    code, _, _ = run_cli(capsys, "--pred", str(pred), "--ref", str(REFERENCE),
+                         "--per-sample", str(per_sample))
+    assert code == 0
+    rows = {row["id"]: row for row in map(json.loads, per_sample.read_text().splitlines())}
+    assert rows["dev-fixture-4"]["details"]["answers"] == [["£110", []], ["£55", ["<p>Electric boats pay half the fee.</p>"]]]
+    assert "parse failure" in rows["dev-fixture-2"]["explanation"]
 
 
 def test_raw_outputs_equal_the_official_file_they_parse_to(tmp_path, capsys):
     raw = write(tmp_path, "raw.jsonl", [])
     raw.write_text("\n".join(json.dumps({"id": k, "output": v}) for k, v in RAW_OUTPUTS.items()))
-    documents = {d["url"]: d["contents"] for d in json.loads(DOCUMENTS.read_text())}
+    documents = {d["url"]: d["contents"] for d in json.loads((FIXTURE_FOLDER / "documents.json").read_text())}
     references = {q["id"]: q for q in json.loads(REFERENCE.read_text())}
     official = []
     for identifier, output in RAW_OUTPUTS.items():
@@ -120,10 +144,12 @@ def test_raw_outputs_equal_the_official_file_they_parse_to(tmp_path, capsys):
         else:  # a failure scores 0: an answer that matches nothing, for the official file
             official.append({"id": identifier, "answers": [["<parse failure>", []]]})
     official_path = write(tmp_path, "official.json", official)
-    _, from_raw, _ = run_cli(capsys, "--pred", str(raw), "--ref", str(REFERENCE), "--documents", str(DOCUMENTS))
+    _, from_raw, _ = run_cli(capsys, "--pred", str(raw), "--ref", str(REFERENCE))
     _, from_official, _ = run_cli(capsys, "--pred", str(official_path), "--ref", str(REFERENCE))
-    from_raw.pop("parsing")
-    assert from_raw == from_official
+    for name in READING:
+        from_raw["metrics"].pop(name)
+        from_official["metrics"].pop(name)
+    assert from_raw["metrics"] == from_official["metrics"]
 
 
 def test_raw_outputs_without_documents_name_the_missing_file(tmp_path, capsys, monkeypatch, isolated_cache):
@@ -131,19 +157,27 @@ def test_raw_outputs_without_documents_name_the_missing_file(tmp_path, capsys, m
     (data_dir / "conditionalqa").mkdir(parents=True)
     monkeypatch.setenv("CONDAMBIG_DATA_DIR", str(data_dir))
     monkeypatch.setenv("CONDAMBIG_OFFLINE", "1")
+    reference = tmp_path / "questions" / "dev.json"  # no documents.json beside it
+    reference.parent.mkdir()
+    reference.write_text(REFERENCE.read_text(encoding="utf-8"), encoding="utf-8")
     pred = write(tmp_path, "raw.json", [{"id": "dev-fixture-0", "output": "{}"}])
-    code, _, err = run_cli(capsys, "--pred", str(pred), "--ref", str(REFERENCE))
+    code, _, err = run_cli(capsys, "--pred", str(pred), "--ref", str(reference))
     assert code == 2
     assert "documents.json" in err and "CONDAMBIG_DATA_DIR" in err
+    # the official format quotes its conditions: no documents needed
+    official = write(tmp_path, "official.json", [{"id": "dev-fixture-0", "answers": [["yes", []]]}])
+    code, report, _ = run_cli(capsys, "--pred", str(official), "--ref", str(reference))
+    assert code == 0 and report["metrics"]["em"] == 1.0
 
 
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ({"id": "x"}, "JSON list of objects"),
+        ({"id": "x"}, "expected"),
         ([{"id": "dev-fixture-0", "answers": "yes"}], "must be a list"),
         ([{"id": "dev-fixture-0", "answers": [["yes", []]]}, {"id": "dev-fixture-1", "output": "{}"}], "either 'answers'"),
-        ([{"id": "elsewhere", "answers": []}], "no prediction id matches"),
+        ([{"id": "elsewhere", "answers": []}], "not ConditionalQA item ids"),
+        ([{"id": "dev-fixture-0", "answers": []}, {"id": "dev-fixture-0", "answers": []}], "more than once"),
         ([], "no predictions"),
     ],
 )
@@ -156,7 +190,7 @@ def test_bad_prediction_files_exit_2_with_a_reason(tmp_path, capsys, content, me
 
 def test_missing_files_exit_2(tmp_path, capsys):
     code, _, err = run_cli(capsys, "--pred", str(tmp_path / "none.json"), "--ref", str(REFERENCE))
-    assert code == 2 and "does not exist" in err
+    assert code == 2 and "no such file" in err
     pred = write(tmp_path, "pred.json", gold_predictions())
     code, _, err = run_cli(capsys, "--pred", str(pred), "--ref", str(tmp_path / "dev.json"))
     assert code == 2 and "does not exist" in err
@@ -165,4 +199,5 @@ def test_missing_files_exit_2(tmp_path, capsys):
 def test_reference_defaults_to_the_dev_split(tmp_path, capsys, fixture_data):
     pred = write(tmp_path, "pred.json", gold_predictions())
     code, report, _ = run_cli(capsys, "--pred", str(pred))
-    assert code == 0 and report["total"]["F1_with_conditions"] == pytest.approx(1.0)
+    assert code == 0 and report["metrics"]["f1_with_conditions"] == pytest.approx(1.0)
+    assert report["options"] == {"split": "dev", "max_document_words": 4000}

@@ -36,3 +36,19 @@ def tiny_t5(tmp_path_factory) -> Path:
 
 def fixture_examples() -> list[dict]:
     return json.loads(HOTPOT_FIXTURE.read_text(encoding="utf-8"))
+
+
+def repeater_questions(examples) -> dict[str, str]:
+    """The repeater baseline's questions by example id (the task itself)."""
+    from condambig_tasks.hotpot_flm.questions import repeater_question
+
+    return {example.id: repeater_question(example).text for example in examples}
+
+
+def run_pipeline_now(*arguments):
+    """The async pipeline, run to completion (scripted agents answer synchronously)."""
+    import asyncio
+
+    from condambig_tasks.hotpot_flm.pipeline import run_pipeline
+
+    return asyncio.run(run_pipeline(*arguments))

@@ -16,8 +16,8 @@ from condambig_tasks.hotpot_flm.annotated import (
     load_rows,
     parse_rows,
 )
-from condambig_tasks.hotpot_flm.dataset import load_examples
 from condambig_tasks.hotpot_flm.hotpotqa_source import load_hotpot_examples
+from condambig_tasks.hotpot_flm.loader import load_examples
 from tests.hotpot_flm.conftest import TSV_FIXTURE
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from condambig_tasks.hotpot_flm.dataset import load_examples
+from condambig_tasks.hotpot_flm.loader import load_examples
 from condambig_tasks.hotpot_flm.prompts import candidate_order, clean_question
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
 from tests.support.judge_server import JudgeServer
@@ -136,7 +136,8 @@ def test_inspect_roles_run_the_generative_agent(tmp_path, monkeypatch):
     assert metrics["improved_rate"] == 1.0
     score = next(iter(log["samples"][0]["scores"].values()))
     assert score["metadata"]["answering_agent"] == "role answerer: openai-api/loopback/answerer"
-    assert score["metadata"]["question_asked"] == log["samples"][0]["metadata"]["task"]
+    assert (score["metadata"]["question_asked"]
+            == log["samples"][0]["metadata"]["record"]["question"])
 
 
 def test_repeater_baseline_through_the_cli(tiny_t5, tmp_path):
@@ -144,6 +145,6 @@ def test_repeater_baseline_through_the_cli(tiny_t5, tmp_path):
                    "--split", "test", "--answering-agent", str(tiny_t5), "--downstream-model",
                    str(tiny_t5)], _env(tmp_path / "cache"), tmp_path)
     output = json.loads(result.stdout)
-    assert output["n_examples"] == 3 and output["questions"] == "repeater"
+    assert output["n_scored"] == 3 and output["options"]["split"] == "test"
     assert set(PIPELINE_METRICS) <= set(output["metrics"])
     assert "1 of 4 annotated rows skipped" in result.stderr

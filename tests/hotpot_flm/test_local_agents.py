@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from condambig_tasks.hotpot_flm.agents import AgentQuery, YesNoAnsweringAgent, arg_max
+from condambig_tasks.hotpot_flm.agents import (
+    AgentQuery,
+    LocalAgents,
+    YesNoAnsweringAgent,
+    arg_max,
+)
 from condambig_tasks.hotpot_flm.batching import length_sorted_batches
-from condambig_tasks.hotpot_flm.dataset import load_examples
+from condambig_tasks.hotpot_flm.benchmark import FlmOptions
+from condambig_tasks.hotpot_flm.cache import NoCache
 from condambig_tasks.hotpot_flm.hf_models import (
     AgentLoadError,
     CheckpointPool,
@@ -20,10 +26,9 @@ from condambig_tasks.hotpot_flm.inference import (
     YesNoScorer,
     unbatched_yes_probabilities,
 )
-from condambig_tasks.hotpot_flm.options import FlmOptions
-from condambig_tasks.hotpot_flm.pipeline import build_local_agents, run_pipeline
+from condambig_tasks.hotpot_flm.loader import load_examples
 from condambig_tasks.hotpot_flm.prompts import downstream_prompt, yes_no_prompt
-from condambig_tasks.hotpot_flm.questions import repeater_questions
+from tests.hotpot_flm.conftest import repeater_questions, run_pipeline_now
 
 
 @pytest.fixture(scope="module")
@@ -117,8 +122,8 @@ def test_causal_model_can_play_both_agents(flm_data, tiny_causal_lm):
     examples = load_examples("full")
     options = FlmOptions(answering_agent=str(tiny_causal_lm), downstream_model=str(tiny_causal_lm),
                          agent_device="cpu", downstream_max_new_tokens=4)
-    agents = build_local_agents(options)
-    run = run_pipeline(examples, repeater_questions(examples), agents.agent, agents.downstream,
-                       agents.cache)
+    agents = LocalAgents(options)
+    run = run_pipeline_now(examples, repeater_questions(examples), agents.answering_agent(),
+                           agents.downstream(), NoCache())
     assert len(run.outcomes) == len(examples)
     assert set(run.metrics()) >= {"f1_recovery", "mfrr", "improved_rate"}

@@ -8,8 +8,8 @@ from collections import Counter
 import pytest
 
 from condambig_tasks.data import CorruptDataError
-from condambig_tasks.hotpot_flm.dataset import load_examples
 from condambig_tasks.hotpot_flm.hotpotqa_source import load_hotpot_examples, normalise_example
+from condambig_tasks.hotpot_flm.loader import load_examples
 from condambig_tasks.hotpot_flm.masking import (
     build_full_example,
     masked_position,

@@ -13,14 +13,13 @@ from condambig_tasks.hotpot_flm.agents import (
     generative_prompt,
 )
 from condambig_tasks.hotpot_flm.cache import AnswerCache, NoCache
-from condambig_tasks.hotpot_flm.dataset import load_examples
-from condambig_tasks.hotpot_flm.pipeline import run_pipeline
+from condambig_tasks.hotpot_flm.loader import load_examples
 from condambig_tasks.hotpot_flm.prompts import (
     DOWNSTREAM_SUFFIX,
     candidate_order,
     downstream_prompt,
 )
-from condambig_tasks.hotpot_flm.questions import repeater_questions
+from tests.hotpot_flm.conftest import repeater_questions, run_pipeline_now
 
 
 class MaskedFactAgent:
@@ -68,8 +67,8 @@ def examples(flm_data):
 
 def test_masked_fact_agent_gives_mfrr_one_and_full_recovery(examples, tmp_path):
     downstream = ContextReader(examples)
-    run = run_pipeline(examples, repeater_questions(examples), MaskedFactAgent(examples),
-                       downstream, NoCache())
+    run = run_pipeline_now(examples, repeater_questions(examples), MaskedFactAgent(examples),
+                           downstream, NoCache())
     metrics = run.metrics()
     assert metrics["mfrr"] == 1.0
     assert metrics["f1_complete"] == 1.0 and metrics["em_complete"] == 1.0
@@ -83,8 +82,8 @@ def test_masked_fact_agent_gives_mfrr_one_and_full_recovery(examples, tmp_path):
 
 def test_first_candidate_agent_hand_computed(examples):
     agent = FirstCandidateAgent()
-    run = run_pipeline(examples, repeater_questions(examples), agent, ContextReader(examples),
-                       NoCache())
+    run = run_pipeline_now(examples, repeater_questions(examples), agent, ContextReader(examples),
+                           NoCache())
     hits = [e.masked_index == 0 for e in examples]
     metrics = run.metrics()
     assert metrics["mfrr"] == pytest.approx(sum(hits) / len(examples))
@@ -97,8 +96,8 @@ def test_first_candidate_agent_hand_computed(examples):
 
 def test_downstream_prompts_follow_the_paper(examples):
     downstream = ContextReader(examples)
-    run_pipeline(examples[:1], repeater_questions(examples[:1]), MaskedFactAgent(examples),
-                 downstream, NoCache())
+    run_pipeline_now(examples[:1], repeater_questions(examples[:1]), MaskedFactAgent(examples),
+                     downstream, NoCache())
     example = examples[0]
     assert (f"{example.question} {example.incomplete_context} {DOWNSTREAM_SUFFIX}"
             in downstream.asked)
@@ -109,22 +108,22 @@ def test_downstream_prompts_follow_the_paper(examples):
 def test_second_run_computes_no_incomplete_or_complete_answers(examples, tmp_path):
     path = tmp_path / "answers.sqlite"
     first_reader = ContextReader(examples)
-    first = run_pipeline(examples, repeater_questions(examples), FirstCandidateAgent(),
-                         first_reader, AnswerCache(path, first_reader.identity, "scripted"))
+    first = run_pipeline_now(examples, repeater_questions(examples), FirstCandidateAgent(),
+                             first_reader, AnswerCache(path, first_reader.identity, "scripted"))
     assert first.computed["incomplete"] == len(examples)
     assert first.computed["complete"] == len(examples)
     # another "model under evaluation": different questions, different returned facts
     second_reader = ContextReader(examples)
-    second = run_pipeline(examples, {e.id: "who?" for e in examples}, MaskedFactAgent(examples),
-                          second_reader, AnswerCache(path, second_reader.identity, "scripted"))
+    second = run_pipeline_now(examples, {e.id: "who?" for e in examples}, MaskedFactAgent(examples),
+                              second_reader, AnswerCache(path, second_reader.identity, "scripted"))
     assert second.computed["incomplete"] == 0 and second.computed["complete"] == 0
     fixed_prompts = {downstream_prompt(e.question, context) for e in examples
                      for context in (e.incomplete_context, e.complete_context)}
     assert second_reader.asked and not fixed_prompts & set(second_reader.asked)
     assert second.metrics()["f1_incomplete"] == first.metrics()["f1_incomplete"]
     # a different downstream model is a different cache key: everything is computed again
-    third = run_pipeline(examples, repeater_questions(examples), FirstCandidateAgent(),
-                         ContextReader(examples), AnswerCache(path, "another-model", "scripted"))
+    third = run_pipeline_now(examples, repeater_questions(examples), FirstCandidateAgent(),
+                             ContextReader(examples), AnswerCache(path, "another-model", "scripted"))
     assert third.computed["incomplete"] == len(examples)
 
 

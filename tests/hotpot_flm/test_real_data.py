@@ -1,6 +1,6 @@
-"""Real upstream files (CONDAMBIG_DATA_DIR=../shared/data): statistics the paper states.
+"""Real upstream files (CONDAMBIG_DATA_DIR=<upstream data folder>): statistics the paper states.
 
-The shared HotpotQA file is a 53-example subset of hotpot_dev_distractor_v1.json; the TSV
+The HotpotQA file in that folder is a 53-example subset of hotpot_dev_distractor_v1.json; the TSV
 is the authors' complete file.
 """
 
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from condambig_tasks.hotpot_flm.annotated import load_rows
-from condambig_tasks.hotpot_flm.dataset import load_examples
 from condambig_tasks.hotpot_flm.hotpotqa_source import load_hotpot_examples
+from condambig_tasks.hotpot_flm.loader import load_examples
 from condambig_tasks.hotpot_flm.masking import supporting_keys
 from condambig_tasks.hotpot_flm.records import facts_in_order, render_context
 

@@ -104,3 +104,25 @@ def test_lm_eval_metadata_never_carries_the_api_key_into_docs(caplog):
         options = lm_eval_judge_options(metadata)
     assert options == {"judge_model": "m", "judge_concurrency": 4}
     assert "CONDAMBIG_JUDGE_API_KEY" in caplog.text and "sk-secret" not in caplog.text
+
+
+def test_the_default_judge_cache_file_travels_in_the_config(monkeypatch, tmp_path):
+    from condambig_metrics.judge import openai_judge_engine
+
+    monkeypatch.setenv("CONDAMBIG_CACHE_DIR", str(tmp_path))
+    config = settings.judge_config_from_environment({"judge_model": "m", "judge_base_url": "http://x/v1"})
+    assert config.default_cache_path == str(tmp_path / "judge.sqlite") == str(settings.judge_cache_file())
+    assert openai_judge_engine(config).cache.path == tmp_path / "judge.sqlite"
+    chosen = settings.judge_config_from_environment(
+        {"judge_model": "m", "judge_base_url": "http://x/v1", "judge_cache": str(tmp_path / "j.sqlite")})
+    assert chosen.default_cache_path is None
+    assert openai_judge_engine(chosen).cache.path == tmp_path / "j.sqlite"
+
+
+def test_an_enabled_cache_needs_a_file():
+    from condambig_metrics.judge import openai_judge_engine
+
+    with pytest.raises(ValueError, match="cache_path"):
+        openai_judge_engine(JudgeConfig(model="m", base_url="http://x/v1"))
+    assert openai_judge_engine(JudgeConfig(model="m", base_url="http://x/v1",
+                                           cache_enabled=False)).cache is None

@@ -1,18 +1,11 @@
-"""lm-eval loads this file by path; the functions live in a real package (picklable)."""
+"""lm-eval loads this file by path; every hook comes from the generic glue (picklable)."""
 
-from condambig_tasks.condambigqa.lm_eval_glue import (  # noqa: F401
-    agg_answer_score,
-    agg_citation_score,
-    agg_combined_score,
-    agg_condition_score,
-    agg_judge_failed,
-    agg_sum,
-    doc_to_target,
-    doc_to_text,
-    load_closed_book_conditions_docs,
-    load_closed_book_docs,
-    load_gold_conditions_docs,
-    load_main_docs,
-    load_no_conditions_docs,
-    process_results,
-)
+from condambig_tasks.lm_eval_glue import LmEvalTask
+
+task = LmEvalTask("condambigqa")
+load_docs, doc_to_text, doc_to_target, process_results = (
+    task.load_docs, task.doc_to_text, task.doc_to_target, task.process_results)
+
+
+def __getattr__(name: str):  # agg_<metric>, named in the YAML's metric_list
+    return getattr(task, name)

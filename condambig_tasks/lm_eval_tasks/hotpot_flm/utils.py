@@ -1,19 +1,11 @@
-"""lm-eval loads this file by path; the functions live in a real package (picklable)."""
+"""lm-eval loads this file by path; every hook comes from the generic glue (picklable)."""
 
-from condambig_tasks.hotpot_flm.lm_eval_glue import (  # noqa: F401
-    agg_em_complete,
-    agg_em_incomplete,
-    agg_em_recovery,
-    agg_em_response,
-    agg_f1_complete,
-    agg_f1_incomplete,
-    agg_f1_recovery,
-    agg_f1_response,
-    agg_improved_rate,
-    agg_mfrr,
-    doc_to_target,
-    doc_to_text,
-    load_full_docs,
-    load_test_docs,
-    process_results,
-)
+from condambig_tasks.lm_eval_glue import LmEvalTask
+
+task = LmEvalTask("hotpot_flm")
+load_docs, doc_to_text, doc_to_target, process_results = (
+    task.load_docs, task.doc_to_text, task.doc_to_target, task.process_results)
+
+
+def __getattr__(name: str):  # agg_<metric>, named in the YAML's metric_list
+    return getattr(task, name)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from enum import Enum
 
+from condambig_tasks.errors import ConfigurationError
 from condambig_tasks.hotpot_flm.annotated import build_test_examples, load_rows
 from condambig_tasks.hotpot_flm.hotpotqa_source import load_hotpot_examples
 from condambig_tasks.hotpot_flm.masking import DEFAULT_MASK_SEED, build_full_example
@@ -22,7 +23,7 @@ def parse_split(value: str | Split) -> Split:
     try:
         return Split(str(value.value if isinstance(value, Split) else value).strip().lower())
     except ValueError:
-        raise ValueError(
+        raise ConfigurationError(
             f"unknown HotpotQA-FLM split {value!r}: use 'full' or 'test'"
         ) from None
 

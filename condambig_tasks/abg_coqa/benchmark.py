@@ -1,0 +1,202 @@
+"""Abg-CoQA as a condambig benchmark: options, items, prompt, scoring and metric spec.
+
+Abg-CoQA (Guo et al., AKBC 2021) has three subtasks on CoQA conversations, one run each:
+``detection`` (answer the last question or say it is ambiguous: P/R/F1 of the ambiguous
+class, answer F1), ``clarification`` (ask a clarification question: corpus BLEU-1..4, and an
+optional LLM judge of helpfulness) and ``clarified_qa`` (answer as clarified by the user's
+reply: CoQA leave-one-out F1). An item is one scored unit of the subtask
+(:class:`~condambig_tasks.abg_coqa.samples.AbgCoQASample`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from condambig_tasks import settings
+from condambig_tasks.abg_coqa.judge import JUDGE_METRICS, clarification_request, judgement_values
+from condambig_tasks.abg_coqa.loader import (
+    SPLITS,
+    AbgCoQADataConfig,
+    load_turns,
+    normalise_record,
+    parse_file,
+    to_upstream,
+)
+from condambig_tasks.abg_coqa.parser import read_structured_predictions
+from condambig_tasks.abg_coqa.prompts import AMBIGUOUS_LABEL, build_prompt
+from condambig_tasks.abg_coqa.records import SUBTASKS
+from condambig_tasks.abg_coqa.samples import AbgCoQASample, build_samples
+from condambig_tasks.abg_coqa.scoring import (
+    BLEU_METRICS,
+    DETECTION_METRICS,
+    clarification_corpus,
+    detection_corpus,
+    score_reply,
+)
+from condambig_tasks.benchmark import (
+    CORPUS,
+    MEAN,
+    SUM,
+    Benchmark,
+    MetricSpec,
+    Runtime,
+    ScoredSample,
+    plain_summary,
+)
+from condambig_tasks.data import read_json
+from condambig_tasks.errors import ConfigurationError
+
+MAX_TOKENS = 128
+DEFAULT_SUBTASK = "detection"
+DEFAULT_SPLIT = "test"
+
+SUBTASK_METRICS: dict[str, tuple[str, ...]] = {
+    "detection": (*DETECTION_METRICS, "answer_f1", "parse_rate"),
+    "clarification": (*BLEU_METRICS, *JUDGE_METRICS, "parse_rate"),
+    "clarified_qa": ("f1", "parse_rate"),
+}
+
+
+@dataclass(frozen=True)
+class AbgCoQAOptions:
+    subtask: str = field(default=DEFAULT_SUBTASK, metadata={
+        "help": "detection, clarification or clarified_qa", "choices": list(SUBTASKS)})
+    split: str = field(default=DEFAULT_SPLIT, metadata={
+        "help": "data split (the paper reports test)", "choices": list(SPLITS)})
+
+    def __post_init__(self) -> None:
+        if self.subtask not in SUBTASKS:
+            raise ConfigurationError(
+                f"abg_coqa: unknown subtask {self.subtask!r}; choose one of {', '.join(SUBTASKS)}.")
+        if self.split not in SPLITS:
+            raise ConfigurationError(
+                f"abg_coqa: unknown split {self.split!r}; choose one of {', '.join(SPLITS)}.")
+
+
+class AbgCoQA(Benchmark[AbgCoQAOptions, AbgCoQASample]):
+    name = "abg_coqa"
+    title = "Abg-CoQA"
+    version = "1.0"
+    options_type = AbgCoQAOptions
+    uses_judge = True
+    prediction_format = (
+        'structured predictions: detection [{"id", "ambiguous": bool, "answer"}], '
+        'clarification [{"id", "question"}], clarified_qa [{"id", "reply": k, "answer"}]')
+    metric_specs = (
+        MetricSpec("precision", "detection: precision of the ambiguous class", CORPUS),
+        MetricSpec("recall", "detection: recall of the ambiguous class", CORPUS),
+        MetricSpec("f1", "detection: F1 of the ambiguous class; clarified_qa: CoQA "
+                   "leave-one-out F1 averaged over (turn, reply) samples", CORPUS),
+        MetricSpec("answer_f1", "detection: CoQA F1 of the answer on non-ambiguous turns"),
+        *(MetricSpec(name, f"clarification: corpus BLEU-{name[-1]} (sacreBLEU, 0-100) "
+                     "against one or two reference questions", CORPUS)
+          for name in BLEU_METRICS),
+        MetricSpec("judge_helpfulness", "clarification: the judge's mean helpfulness score "
+                   "in [0, 1] (failed judgements left out)", judge=True),
+        MetricSpec("judge_helpful_rate", "clarification: share of questions the judge scores "
+                   ">= 0.5 (the paper's human accuracy)", judge=True),
+        MetricSpec("judge_failed", "clarification: failed judgements (count)", SUM,
+                   higher_is_better=False, judge=True),
+        MetricSpec("parse_rate", "share of outputs with a non-empty reply line"),
+    )
+
+    # ------------------------------------------------------------------ items
+    def load(self, options: AbgCoQAOptions) -> list[AbgCoQASample]:
+        return build_samples(load_turns(AbgCoQADataConfig(split=options.split)), options.subtask)
+
+    def load_file(self, path: Path, options: AbgCoQAOptions) -> list[AbgCoQASample]:
+        return build_samples(parse_file(read_json(path), str(path)), options.subtask)
+
+    def prompt(self, item: AbgCoQASample, options: AbgCoQAOptions) -> str:
+        return build_prompt(item)
+
+    def target(self, item: AbgCoQASample, options: AbgCoQAOptions) -> list[str]:
+        """The gold label or answer, the reference questions, or the reply's answers."""
+        turn = item.turn
+        if item.subtask == "detection":
+            return [AMBIGUOUS_LABEL if turn.ambiguous else turn.target.answer]
+        if item.subtask == "clarification":
+            return list(turn.reference_clarification_questions)
+        return list(item.reply.answers) if item.reply else []
+
+    def to_record(self, item: AbgCoQASample) -> dict[str, Any]:
+        return {"id": item.id, "subtask": item.subtask, "turn": to_upstream(item.turn),
+                "reply_index": item.reply_index}
+
+    def from_record(self, record: Mapping[str, Any]) -> AbgCoQASample:
+        return AbgCoQASample(id=str(record["id"]), subtask=str(record["subtask"]),
+                             turn=normalise_record(record["turn"]),
+                             reply_index=record.get("reply_index"))
+
+    def max_tokens(self, options: AbgCoQAOptions) -> int:
+        return MAX_TOKENS
+
+    # ------------------------------------------------------------------ scoring
+    def score(self, item: AbgCoQASample, output: Any, options: AbgCoQAOptions) -> ScoredSample:
+        return score_reply(item, output)
+
+    def judge_applies(self, options: AbgCoQAOptions) -> bool:
+        """Only clarification questions are judged."""
+        return options.subtask == "clarification"
+
+    def output_id(self, row: Mapping[str, Any]) -> str:
+        """Clarified-QA rows may name their reply as ``"reply": k`` beside the turn id."""
+        if "reply" in row and "#" not in str(row["id"]):
+            return f"{row['id']}#{row['reply']}"
+        return str(row["id"])
+
+    async def score_batch(
+        self, batch: Sequence[tuple[AbgCoQASample, str]], options: AbgCoQAOptions,
+        runtime: Runtime,
+    ) -> list[ScoredSample]:
+        """The pure scores, plus one judgement per clarification question (concurrently)."""
+        samples = [self.score(item, output, options) for item, output in batch]
+        if runtime.judge is None or options.subtask != "clarification":
+            return samples
+        results = await runtime.judge.judge_many([
+            clarification_request(item, str(sample.details["question"]))
+            for (item, _), sample in zip(batch, samples, strict=True)])
+        return [
+            ScoredSample(
+                id=sample.id, values={**sample.values, **judgement_values(result)},
+                details={**sample.details, "judge_reason": result.reason,
+                         "judge_error": result.error},
+                explanation=f"{sample.explanation}; judge: {result.reason or result.error or ''}")
+            for sample, result in zip(samples, results, strict=True)
+        ]
+
+    def active_metrics(self, options: AbgCoQAOptions, judged: bool) -> list[MetricSpec]:
+        """The subtask's metrics (the judge's only for clarification, with a judge)."""
+        names = SUBTASK_METRICS[options.subtask]
+        return [spec for spec in super().active_metrics(options, judged) if spec.name in names]
+
+    def corpus_values(
+        self, samples: Sequence[ScoredSample], options: AbgCoQAOptions, judged: bool,
+    ) -> Mapping[str, float | None]:
+        """Detection P/R/F1 of the ambiguous class, corpus BLEU, or clarified QA's F1 (the
+        mean over (turn, reply) samples)."""
+        if options.subtask == "detection":
+            return detection_corpus(samples)
+        if options.subtask == "clarification":
+            return clarification_corpus(samples)
+        return plain_summary(samples, [MetricSpec("f1", "", MEAN)])
+
+    def run_notes(self, options: AbgCoQAOptions, judged: bool) -> list[str]:
+        if options.subtask != "clarification" or judged:
+            return []
+        return [f"{self.name}: no judge configured, so {', '.join(JUDGE_METRICS)} are not "
+                f"reported (BLEU is). Set {settings.JUDGE_MODEL_VARIABLE} (and "
+                f"{settings.JUDGE_BASE_URL_VARIABLE} for a vLLM/compatible server), lm-eval "
+                "--metadata '{\"judge_model\": ...}', condambig-score --judge-model or "
+                "Inspect --model-role grader=... to enable them."]
+
+    # ------------------------------------------------------------------ prediction files
+    def read_predictions(
+        self, raw: Any, source: str, options: AbgCoQAOptions,
+    ) -> dict[str, Any] | None:
+        """Structured predictions (see ``prediction_format``); rows with ``output`` are raw
+        text. Clarified QA rows name their reply by ``"reply": k`` or an id ``<id>#<k>``."""
+        return read_structured_predictions(raw, options.subtask, source)

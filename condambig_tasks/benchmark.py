@@ -1,0 +1,369 @@
+"""The benchmark contract: what every benchmark implements once, in ``<benchmark>/benchmark.py``.
+
+A benchmark is a :class:`Benchmark` subclass: its name and version, one frozen options
+dataclass, how to load its items, the prompt, a JSON-safe record round-trip, ``score`` (one
+output -> one :class:`ScoredSample`, pure), an optional batched corpus step
+(``score_batch``: the judge, the HotpotQA-FLM agents) and its metric spec
+(:class:`MetricSpec`). The generic front ends build everything else from these:
+``condambig_tasks.lm_eval_glue`` (lm-eval's ``utils.py`` functions),
+``condambig._factory`` (the Inspect task and scorer) and ``condambig_tasks.cli``
+(``condambig-score``). A newcomer reads one benchmark in ``<benchmark>/benchmark.py`` and
+the modules it imports; see docs/adding-a-benchmark.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Generic, TypeVar
+
+from condambig_tasks.errors import ConfigurationError
+
+Options = TypeVar("Options")
+Item = TypeVar("Item")
+
+# How a metric's corpus value comes from the per-sample values.
+MEAN = "mean"  # mean over the samples that have a value (None = not applicable / not judged)
+SUM = "sum"  # total over the samples (counts)
+CORPUS = "corpus"  # computed by Benchmark.summarise from every sample (BLEU, P/R/F1, ratios)
+AGGREGATIONS = (MEAN, SUM, CORPUS)
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One reported metric. ``higher_is_better`` None: a count or diagnostic with no direction.
+
+    ``judge``: reported only when a judge is configured. Every front end takes the metric
+    names, aggregations and directions from here (lm-eval's YAML ``metric_list`` is checked
+    against it by a test).
+    """
+
+    name: str
+    description: str
+    aggregation: str = MEAN
+    higher_is_better: bool | None = True
+    judge: bool = False
+
+    def __post_init__(self) -> None:
+        if self.aggregation not in AGGREGATIONS:
+            raise ValueError(f"metric {self.name}: aggregation must be one of {AGGREGATIONS}")
+
+
+@dataclass(frozen=True)
+class ScoredSample:
+    """One output's score: per-sample numbers by metric name, and JSON-safe details.
+
+    ``values`` holds the MEAN / SUM metrics (None: not applicable to this sample, left out of
+    the mean); ``details`` holds what CORPUS metrics and explanations need (e.g. the
+    hypothesis and references of a BLEU score). Inspect stores ``values`` in ``Score.value``
+    and ``details`` in ``Score.metadata``.
+    """
+
+    id: str
+    values: Mapping[str, float | None]
+    details: Mapping[str, Any] = field(default_factory=dict)
+    explanation: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "values": json_safe(dict(self.values)),
+                "details": json_safe(dict(self.details)), "explanation": self.explanation}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ScoredSample:
+        return cls(id=str(data["id"]), values=dict(data.get("values") or {}),
+                   details=dict(data.get("details") or {}),
+                   explanation=str(data.get("explanation") or ""))
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """What a front end lends the corpus step: a judge engine, Inspect model roles.
+
+    ``judge`` is a :class:`condambig_metrics.judge.JudgeEngine` or None (no judge
+    configured). ``roles`` maps Inspect role names to bound models (empty elsewhere).
+    """
+
+    judge: Any = None
+    roles: Mapping[str, Any] = field(default_factory=dict)
+    front_end: str = "cli"
+
+
+class Benchmark(Generic[Options, Item]):
+    """Base class of the five benchmarks (and any new one). Override what differs."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    version: ClassVar[str]
+    options_type: ClassVar[type]
+    metric_specs: ClassVar[tuple[MetricSpec, ...]]
+    # a judge can score this benchmark (lm-eval / CLI read the judge settings, Inspect the
+    # grader role)
+    uses_judge: ClassVar[bool] = False
+    # condambig-score: other names of --outputs, and the official prediction format it reads
+    cli_output_aliases: ClassVar[tuple[str, ...]] = ()
+    prediction_format: ClassVar[str] = ""
+
+    # ------------------------------------------------------------------ options
+    def options(self, values: Mapping[str, Any] | None = None, *, strict: bool = True) -> Options:
+        """The typed options from lm-eval ``--metadata``, Inspect ``-T`` or CLI flags.
+
+        ``strict=False`` ignores unknown keys (lm-eval's metadata also holds model
+        arguments and the task version).
+        """
+        return parse_options(self.options_type, values or {}, strict=strict,
+                             owner=self.name)
+
+    def options_to_json(self, options: Options) -> dict[str, Any]:
+        return json_safe(dataclasses.asdict(options))
+
+    # ------------------------------------------------------------------ items
+    def load(self, options: Options) -> list[Item]:
+        raise NotImplementedError
+
+    def item_id(self, item: Item) -> str:
+        return str(item.id)  # type: ignore[attr-defined]
+
+    def output_id(self, row: Mapping[str, Any]) -> str:
+        """The item id of one row of an outputs file (``{"id": ..., "output": ...}``)."""
+        return str(row["id"])
+
+    def prompt(self, item: Item, options: Options) -> str:
+        raise NotImplementedError
+
+    def target(self, item: Item, options: Options) -> str | list[str]:
+        """What a good output looks like, for logs (scoring reads the item)."""
+        return ""
+
+    def to_record(self, item: Item) -> dict[str, Any]:
+        """A JSON-safe dict that :meth:`from_record` turns back into the item."""
+        return json_safe(dataclasses.asdict(item))  # type: ignore[call-overload]
+
+    def from_record(self, record: Mapping[str, Any]) -> Item:
+        raise NotImplementedError
+
+    def load_file(self, path: Any, options: Options) -> list[Item]:
+        """Items from a reference file in the upstream format (``condambig-score --ref``)."""
+        raise NotImplementedError
+
+    @property
+    def supports_reference_file(self) -> bool:
+        return type(self).load_file is not Benchmark.load_file
+
+    def read_predictions(
+        self, raw: Any, source: str, options: Options,
+    ) -> dict[str, Any] | None:
+        """An official prediction file as id -> prediction (what ``score`` accepts besides
+        raw text), or None when ``raw`` is not in that format."""
+        return None
+
+    def named_outputs(self) -> dict[str, Any]:
+        """Baselines ``condambig-score --outputs NAME`` can score: name -> item -> output."""
+        return {}
+
+    def prepare(self, options: Options, runtime: Runtime) -> None:
+        """Checks before any generation (e.g. that agent models can be found); ``runtime``
+        says which Inspect roles are bound."""
+
+    def max_tokens(self, options: Options) -> int:
+        """The generation budget of one output."""
+        return 512
+
+    # ------------------------------------------------------------------ scoring
+    def score(self, item: Item, output: Any, options: Options) -> ScoredSample:
+        """One output (raw model text, or a prediction from :meth:`read_predictions`),
+        scored without any model (pure)."""
+        raise NotImplementedError
+
+    def judge_applies(self, options: Options) -> bool:
+        """Whether a judge scores anything with these options (e.g. one subtask of three)."""
+        return self.uses_judge
+
+    def needs_corpus_step(self, options: Options, judged: bool) -> bool:
+        """True when scores need ``score_batch`` (a judge or agent models)."""
+        return judged and self.judge_applies(options)
+
+    async def score_batch(
+        self, batch: Sequence[tuple[Item, str]], options: Options, runtime: Runtime,
+    ) -> list[ScoredSample]:
+        """Many outputs at once (all model calls of the batch concurrently / batched).
+
+        lm-eval and ``condambig-score`` pass the whole run; Inspect passes one sample.
+        """
+        return [self.score(item, output, options) for item, output in batch]
+
+    def active_metrics(self, options: Options, judged: bool) -> list[MetricSpec]:
+        """The metrics this run reports (judge metrics only with a judge)."""
+        return [spec for spec in self.metric_specs if judged or not spec.judge]
+
+    def summarise(
+        self, samples: Sequence[ScoredSample], options: Options, judged: bool,
+    ) -> dict[str, float | None]:
+        """Corpus values of the active metrics, in spec order; None where no sample has a
+        value. MEAN and SUM come from the per-sample values, CORPUS from
+        :meth:`corpus_values`."""
+        specs = self.active_metrics(options, judged)
+        plain = plain_summary(samples, specs)
+        corpus = (self.corpus_values(samples, options, judged)
+                  if any(spec.aggregation == CORPUS for spec in specs) else {})
+        return {spec.name: corpus.get(spec.name) if spec.aggregation == CORPUS
+                else plain[spec.name] for spec in specs}
+
+    def corpus_values(
+        self, samples: Sequence[ScoredSample], options: Options, judged: bool,
+    ) -> Mapping[str, float | None]:
+        """The CORPUS metrics (BLEU, precision/recall/F1, ratios of means) from every sample."""
+        raise NotImplementedError(f"{self.name} declares CORPUS metrics: define corpus_values")
+
+    # ------------------------------------------------------------------ whole runs
+    def run_notes(self, options: Options, judged: bool) -> list[str]:
+        """One-line notices a run shows once (e.g. what is skipped without a judge)."""
+        if self.judge_applies(options) and not judged:
+            skipped = [spec.name for spec in self.metric_specs if spec.judge]
+            return [f"{self.name}: no judge configured, so {', '.join(skipped)} "
+                    "are not reported."]
+        return []
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def plain_summary(
+    samples: Sequence[ScoredSample], specs: Sequence[MetricSpec],
+) -> dict[str, float | None]:
+    """MEAN and SUM metrics from the per-sample values (CORPUS specs are skipped)."""
+    result: dict[str, float | None] = {}
+    for spec in specs:
+        if spec.aggregation == CORPUS:
+            continue
+        present = [v for v in (_number(s.values.get(spec.name)) for s in samples) if v is not None]
+        if not present:
+            result[spec.name] = None
+        else:  # plain left-to-right sums, as the official scripts add
+            result[spec.name] = sum(present) if spec.aggregation == SUM else \
+                sum(present) / len(present)
+    return result
+
+
+async def score_run(
+    benchmark: Benchmark, batch: Sequence[tuple[Any, Any]], options: Any, runtime: Runtime,
+) -> list[ScoredSample]:
+    """A whole run's corpus step on a loop of its own; the judge's client, bound to that
+    loop, is closed when the run ends (lm-eval and ``condambig-score``)."""
+    try:
+        return await benchmark.score_batch(batch, options, runtime)
+    finally:
+        close = getattr(getattr(runtime.judge, "backend", None), "aclose", None)
+        if close is not None:
+            await close()
+
+
+def run_blocking(coroutine: Any) -> Any:
+    """Run a coroutine to completion from synchronous code, even inside a running loop."""
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+def _number(value: Any) -> float | None:
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with NaN / infinities as None, tuples as lists, enums as their values."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, enum.Enum):
+        return json_safe(value.value)
+    if isinstance(value, Mapping):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return json_safe(dataclasses.asdict(value))
+    return value
+
+
+_FALSE = {"0", "false", "no", "off", "none", "disabled"}
+_TRUE = {"1", "true", "yes", "on", "enabled"}
+
+
+def parse_options(kind: type, values: Mapping[str, Any], *, strict: bool, owner: str) -> Any:
+    """A frozen options dataclass from loosely typed values (JSON, YAML or CLI strings).
+
+    Values are coerced to each field's annotated type (int, float, bool, str, an Enum, or
+    Optional of one); the dataclass's own ``__post_init__`` then validates them. One
+    :class:`ConfigurationError` names the option and what is allowed.
+    """
+    hints = typing.get_type_hints(kind)
+    fields = {f.name: f for f in dataclasses.fields(kind) if f.init}
+    unknown = sorted(set(values) - set(fields))
+    if strict and unknown:
+        raise ConfigurationError(
+            f"{owner}: unknown option(s) {', '.join(unknown)}; known: {', '.join(fields)}")
+    coerced: dict[str, Any] = {}
+    for name, value in values.items():
+        if name not in fields or value is None and not _optional(hints[name]):
+            continue
+        coerced[name] = _coerce(hints[name], value, f"{owner} option {name}")
+    try:
+        return kind(**coerced)
+    except ConfigurationError:
+        raise
+    except (TypeError, ValueError) as error:
+        raise ConfigurationError(f"{owner}: {error}") from None
+
+
+def _optional(annotation: Any) -> bool:
+    return type(None) in typing.get_args(annotation)
+
+
+def _coerce(annotation: Any, value: Any, label: str) -> Any:
+    if value is None:
+        return None
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType) and len(args) == 1:
+        annotation = args[0]
+    try:
+        if annotation is bool:
+            if isinstance(value, bool):
+                return value
+            text = str(value).strip().lower()
+            if text in _TRUE or text in _FALSE:
+                return text in _TRUE
+            raise ValueError
+        if annotation is int:
+            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                raise ValueError
+            return int(str(value).strip()) if isinstance(value, str) else int(value)
+        if annotation is float:
+            return float(value)
+        if annotation is str:
+            return str(value).strip()
+        if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+            return annotation(value)
+    except (TypeError, ValueError):
+        allowed = ""
+        if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+            allowed = " (one of " + ", ".join(str(m.value) for m in annotation) + ")"
+        name = getattr(annotation, "__name__", str(annotation))
+        raise ConfigurationError(f"{label} must be {name}{allowed}, got {value!r}") from None
+    return value

@@ -1,0 +1,209 @@
+"""CondAmbigQA as a condambig benchmark: options, items, prompt, scoring and metric spec.
+
+Li et al., *CondAmbigQA*: for an ambiguous question and 20 retrieved fragments the model
+returns condition-answer-citation triples. Generated pairs are matched to the gold
+properties (with a judge: the paper's weighted matching; without: citations, then answer
+token F1); conditions and answers are judged G-Eval style, citations scored by eq. 1.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from condambig_tasks import settings
+from condambig_tasks.benchmark import SUM, Benchmark, MetricSpec, Runtime, ScoredSample, json_safe
+from condambig_tasks.condambigqa.loader import Release, load_questions
+from condambig_tasks.condambigqa.parser import parse_response
+from condambig_tasks.condambigqa.prompts import PromptOptions, build_prompt
+from condambig_tasks.condambigqa.records import CondAmbigQuestion, Setting
+from condambig_tasks.condambigqa.scoring import QuestionScore, plan_judgements, score_question
+
+logger = logging.getLogger("condambig.condambigqa")
+
+MATCHING_RULES = ("judge", "exact")
+DEFAULT_SETTING = Setting.MAIN
+DEFAULT_RELEASE = Release.TWO_K
+DEFAULT_MAX_CONDITIONS = 5  # the paper's "up to FIVE conditions"
+DEFAULT_MATCHING = "judge"
+
+# Generation budget: five conditions with detailed answers run to ~1,000 tokens; lm-eval's
+# default of 256 would truncate them into parse failures.
+MAX_GENERATION_TOKENS: Mapping[Setting, int] = {
+    Setting.MAIN: 1536,
+    Setting.GOLD_CONDITIONS: 1536,
+    Setting.NO_CONDITIONS: 1024,
+    Setting.CLOSED_BOOK: 512,
+    Setting.CLOSED_BOOK_CONDITIONS: 1024,
+}
+
+# metrics that exist only in some settings
+_CITATION_METRICS = ("citation_score", "out_of_range_citations", "duplicate_citations")
+
+
+@dataclass(frozen=True)
+class CondAmbigQAOptions:
+    setting: Setting = field(default=DEFAULT_SETTING, metadata={
+        "help": "the paper's experimental setting (one lm-eval task each)",
+        "choices": [s.value for s in Setting]})
+    release: Release = field(default=DEFAULT_RELEASE, metadata={
+        "help": "2k (2,000 questions) or 200 (the original release); a local "
+                "CONDAMBIG_DATA_DIR/condambigqa/ folder takes precedence",
+        "choices": [r.value for r in Release]})
+    max_conditions: int = field(default=DEFAULT_MAX_CONDITIONS, metadata={
+        "help": "the N in 'up to N conditions' of the prompt (1..10)"})
+    # "judge": maximise the per-setting weighted judge/citation score (the paper's rule);
+    # "exact": match on citation score, then answer token F1 (the rule used without a judge)
+    matching: str = field(default=DEFAULT_MATCHING, metadata={
+        "help": "judge: the paper's weighted matching; exact: citations, then answer token "
+                "F1 (always used without a judge)",
+        "choices": list(MATCHING_RULES)})
+    hub_revision: str | None = field(default=None, metadata={
+        "help": "Hugging Face commit sha to pin the dataset (default: the revision in "
+                "loader.HUB_SOURCES)"})
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "setting", _choice(Setting, self.setting, "setting"))
+        object.__setattr__(self, "release", _choice(Release, self.release, "release"))
+        if not 1 <= int(self.max_conditions) <= 10:
+            raise ValueError(f"max_conditions must be 1..10, got {self.max_conditions}")
+        object.__setattr__(self, "max_conditions", int(self.max_conditions))
+        if self.matching not in MATCHING_RULES:
+            raise ValueError(f"CondAmbigQA matching must be one of {', '.join(MATCHING_RULES)}; "
+                             f"got {self.matching!r}")
+
+    @property
+    def prompt_options(self) -> PromptOptions:
+        return PromptOptions(max_conditions=self.max_conditions)
+
+
+def _choice(kind, value, name: str):
+    try:
+        return kind(value)
+    except ValueError:
+        allowed = ", ".join(member.value for member in kind)
+        raise ValueError(f"CondAmbigQA {name} must be one of {allowed}; got {value!r}") from None
+
+
+class CondAmbigQA(Benchmark[CondAmbigQAOptions, CondAmbigQuestion]):
+    """CondAmbigQA (Li et al.): conditions, answers and citations for ambiguous questions."""
+
+    name = "condambigqa"
+    title = "CondAmbigQA"
+    version = "1.0"
+    options_type = CondAmbigQAOptions
+    uses_judge = True
+    metric_specs = (
+        MetricSpec("condition_score", "judged condition correctness of the matched pairs "
+                   "(settings that generate conditions)", judge=True),
+        MetricSpec("answer_score", "judged answer correctness of the matched pairs", judge=True),
+        MetricSpec("combined_score", "the authors' balanced score of condition, answer, "
+                   "citation and pair count (main setting)", judge=True),
+        MetricSpec("judge_failed", "questions whose judgements failed (left out of the judge "
+                   "means)", SUM, higher_is_better=None, judge=True),
+        MetricSpec("citation_score", "eq. 1: cited gold fragments / cited fragments, per "
+                   "matched pair"),
+        MetricSpec("answer_count", "generated pairs per question", higher_is_better=None),
+        MetricSpec("count_difference", "generated minus gold pairs per question",
+                   higher_is_better=None),
+        MetricSpec("parse_rate", "share of outputs that parse into pairs"),
+        MetricSpec("out_of_range_citations", "cited fragment numbers that do not exist "
+                   "(dropped)", SUM, higher_is_better=False),
+        MetricSpec("duplicate_citations", "citations repeated within a pair (merged)", SUM,
+                   higher_is_better=False),
+    )
+
+    def load(self, options: CondAmbigQAOptions) -> list[CondAmbigQuestion]:
+        return load_questions(options.release, options.hub_revision)
+
+    def prompt(self, item: CondAmbigQuestion, options: CondAmbigQAOptions) -> str:
+        return build_prompt(item, options.setting, options.prompt_options)
+
+    def target(self, item: CondAmbigQuestion, options: CondAmbigQAOptions) -> list[str]:
+        return [prop.answer for prop in item.properties]
+
+    def from_record(self, record: Mapping[str, Any]) -> CondAmbigQuestion:
+        return CondAmbigQuestion.from_dict(dict(record))
+
+    def max_tokens(self, options: CondAmbigQAOptions) -> int:
+        return MAX_GENERATION_TOKENS[options.setting]
+
+    # ------------------------------------------------------------------ scoring
+    def score(self, item: CondAmbigQuestion, output: Any,
+              options: CondAmbigQAOptions) -> ScoredSample:
+        """Without a judge: exact matching, citation and count metrics only."""
+        parsed = parse_response(output, options.setting, len(item.fragments))
+        return scored_sample(score_question(options.setting, item, parsed, None), judged=False)
+
+    async def score_batch(
+        self, batch: Sequence[tuple[CondAmbigQuestion, str]], options: CondAmbigQAOptions,
+        runtime: Runtime,
+    ) -> list[ScoredSample]:
+        """Every judge call of the batch at once; each judge input is the prompt the model saw."""
+        engine = runtime.judge
+        if engine is None:
+            return [self.score(item, output, options) for item, output in batch]
+        setting, matching = options.setting, options.matching
+        parsed = [parse_response(output, setting, len(item.fragments)) for item, output in batch]
+        plans = [plan_judgements(setting, item, self.prompt(item, options), answer, matching)
+                 for (item, _), answer in zip(batch, parsed, strict=True)]
+        results = iter(await engine.judge_many(
+            [request for plan in plans for request in plan.values()]))
+        scores = [score_question(setting, item, answer, {key: next(results) for key in plan},
+                                 matching)
+                  for (item, _), answer, plan in zip(batch, parsed, plans, strict=True)]
+        failed = sum(score.judge_failed for score in scores)
+        if failed:
+            logger.warning("condambigqa: %d question(s) judge-failed, left out of the judge "
+                           "metrics (see judge_failed)", failed)
+        return [scored_sample(score, judged=True) for score in scores]
+
+    def active_metrics(self, options: CondAmbigQAOptions, judged: bool) -> list[MetricSpec]:
+        """Citations only where fragments are shown, condition_score only where conditions
+        are generated, combined_score only in the main setting."""
+        setting = options.setting
+        return [
+            spec for spec in super().active_metrics(options, judged)
+            if (spec.name not in _CITATION_METRICS or setting.cites)
+            and (spec.name != "condition_score" or setting.generates_conditions)
+            and (spec.name != "combined_score" or setting is Setting.MAIN)
+        ]
+
+    def run_notes(self, options: CondAmbigQAOptions, judged: bool) -> list[str]:
+        if judged:
+            return []
+        skipped = [spec.name for spec in self.active_metrics(options, judged=True)
+                   if spec.judge and spec.name != "judge_failed"]
+        listed = (", ".join(skipped[:-1]) + " and " + skipped[-1] if len(skipped) > 1
+                  else skipped[0])
+        return [
+            f"condambigqa ({options.setting.value}): no judge configured, so {listed} "
+            f"{'are' if len(skipped) > 1 else 'is'} skipped and pairs are matched on "
+            f"citations, then answer token F1. Set {settings.JUDGE_MODEL_VARIABLE} (and "
+            f"{settings.JUDGE_BASE_URL_VARIABLE} for a vLLM/compatible server) or --metadata "
+            "'{\"judge_model\": ...}' (lm-eval), --judge-model (condambig-score) or "
+            "--model-role grader=<model> (Inspect) to enable them."
+        ]
+
+
+def scored_sample(score: QuestionScore, judged: bool) -> ScoredSample:
+    """A question's score as per-sample numbers (None: not applicable or not judged)."""
+    return ScoredSample(
+        id=score.id,
+        values={
+            "condition_score": score.condition,
+            "answer_score": score.answer,
+            "combined_score": score.combined,
+            "judge_failed": float(score.judge_failed) if judged else None,
+            "citation_score": score.citation,
+            "answer_count": float(score.answer_count),
+            "count_difference": float(score.count_difference),
+            "parse_rate": float(score.parsed),
+            "out_of_range_citations": float(score.out_of_range_citations),
+            "duplicate_citations": float(score.duplicate_citations),
+        },
+        details=json_safe(score.to_dict()),
+        explanation=score.explanation(),
+    )

@@ -1,0 +1,305 @@
+"""HotpotQA-FLM as a condambig benchmark: options, items, prompt, the agent pipeline, metrics.
+
+Toles et al., *Learning and Evaluating Factual Clarification Question Generation Without
+Examples* (code and human test set: github.com/mtoles/qq). The model under evaluation
+sees a HotpotQA question whose context lacks one supporting fact and asks one clarifying
+question (prompt 3); an answering agent answers it with one fact of the example; a
+downstream model answers the original question on the incomplete context, on the context
+plus the returned fact and on the complete context. Scores are HotpotQA's answer F1 / EM
+per context, and the corpus recovery, MFRR and improved rate (§4.2).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from condambig_metrics.hotpot_flm import ROW_KEYS, summarize
+from condambig_tasks import settings
+from condambig_tasks.benchmark import CORPUS, Benchmark, MetricSpec, Runtime, ScoredSample
+from condambig_tasks.errors import ConfigurationError
+from condambig_tasks.hotpot_flm.agents import (
+    AnsweringAgent,
+    DownstreamModel,
+    LocalAgents,
+    checkpoint_name,
+)
+from condambig_tasks.hotpot_flm.cache import AnswerCache, NoCache
+from condambig_tasks.hotpot_flm.hf_models import (
+    DTYPES,
+    CheckpointSpec,
+    check_checkpoint_available,
+)
+from condambig_tasks.hotpot_flm.loader import Split, load_examples, parse_split
+from condambig_tasks.hotpot_flm.masking import DEFAULT_MASK_SEED
+from condambig_tasks.hotpot_flm.pipeline import ExampleOutcome, in_worker_thread, run_pipeline
+from condambig_tasks.hotpot_flm.prompts import clean_question, question_prompt
+from condambig_tasks.hotpot_flm.questions import (
+    BASELINES,
+    QUESTION_FILE_FORMAT,
+    human_question,
+    read_question_entries,
+    repeater_question,
+)
+from condambig_tasks.hotpot_flm.records import AskedQuestion, FlmExample
+from condambig_tasks.hotpot_flm.roles import (
+    ANSWERER_ROLE,
+    DOWNSTREAM_ROLE,
+    RoleAnsweringAgent,
+    RoleDownstream,
+    bound_model,
+)
+
+logger = logging.getLogger(__name__)
+
+# The authors' downstream model generates at most 10 new tokens (short answers).
+DEFAULT_DOWNSTREAM_MAX_NEW_TOKENS = 10
+DEFAULT_AGENT_BATCH_SIZE = 32
+# the model under evaluation asks one question; lm-eval's max_gen_toks is the same
+MAX_TOKENS = 256
+_CHECKPOINT_HELP = ("seq2seq or causal checkpoint, hub name or path (unset: ${variable}, "
+                    "else the Inspect role {role} when bound, else google/flan-t5-base)")
+
+
+@dataclass(frozen=True)
+class FlmOptions:
+    """Everything that configures a run. Unset checkpoints (None) are the bound Inspect
+    role, else the paper's ``google/flan-t5-base``; ``CONDAMBIG_FLM_*`` variables fill what
+    is not given explicitly (see :meth:`HotpotFLM.options`)."""
+
+    split: str = field(default=Split.FULL.value, metadata={
+        "help": "full: HotpotQA distractor validation; test: the 400 annotated rows",
+        "choices": [split.value for split in Split]})
+    answering_agent: str | None = field(default=None, metadata={
+        "help": _CHECKPOINT_HELP.format(variable=settings.FLM_ANSWERING_AGENT_VARIABLE,
+                                        role=ANSWERER_ROLE)})
+    downstream_model: str | None = field(default=None, metadata={
+        "help": _CHECKPOINT_HELP.format(variable=settings.FLM_DOWNSTREAM_MODEL_VARIABLE,
+                                        role=DOWNSTREAM_ROLE)})
+    agent_device: str = field(default="auto", metadata={
+        "help": "device of local agents: auto, cpu, cuda, cuda:N, mps", "cli": ("--device",)})
+    agent_dtype: str = field(default="auto", metadata={
+        "help": "dtype of local agents", "cli": ("--dtype",), "choices": list(DTYPES)})
+    agent_batch_size: int = field(default=DEFAULT_AGENT_BATCH_SIZE, metadata={
+        "help": "batch size of local agents", "cli": ("--batch-size",)})
+    downstream_max_new_tokens: int = field(default=DEFAULT_DOWNSTREAM_MAX_NEW_TOKENS, metadata={
+        "help": "answer length cap of the downstream model"})
+    downstream_cache: bool = field(default=True, metadata={
+        "help": "read and write the downstream answer cache", "cli": ("--cache",)})
+    mask_seed: int = field(default=DEFAULT_MASK_SEED, metadata={
+        "help": "masking seed of the full split"})
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "split", parse_split(self.split).value)
+        if self.agent_dtype not in DTYPES:
+            raise ConfigurationError(
+                f"agent_dtype {self.agent_dtype!r} is not one of {', '.join(DTYPES)}")
+        if self.agent_batch_size < 1 or self.downstream_max_new_tokens < 1:
+            raise ConfigurationError(
+                "agent_batch_size and downstream_max_new_tokens must be >= 1")
+
+    @property
+    def cache_path(self) -> Path:
+        return settings.cache_dir() / "hotpot_flm" / "downstream_answers.sqlite"
+
+    @property
+    def answering_checkpoint(self) -> str:
+        return checkpoint_name(self.answering_agent)
+
+    @property
+    def downstream_checkpoint(self) -> str:
+        return checkpoint_name(self.downstream_model)
+
+
+def _rate(samples: Sequence[ScoredSample], key: str) -> float | None:
+    values = [float(v) for s in samples if (v := s.values.get(key)) is not None]
+    return sum(values) / len(values) if values else None
+
+
+def _finite(value: Any) -> float | None:
+    return None if value is None or math.isnan(float(value)) else float(value)
+
+
+class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
+    """HotpotQA-FLM: a clarifying question is scored by the answer quality it recovers."""
+
+    name = "hotpot_flm"
+    title = "HotpotQA-FLM"
+    version = "1.0"
+    options_type = FlmOptions
+    cli_output_aliases = ("--questions",)
+    prediction_format = f"{QUESTION_FILE_FORMAT}; or a baseline: {', '.join(BASELINES)}"
+    metric_specs = (
+        MetricSpec("f1_recovery", "100·(F1(x_r) − F1(x_i)) / (F1(x_c) − F1(x_i)) on the "
+                   "dataset means, percent (headline)", CORPUS),
+        MetricSpec("em_recovery", "the same recovery for exact match, percent", CORPUS),
+        *(MetricSpec(f"{metric}_{context}", f"HotpotQA answer {metric.upper()} of the "
+                     f"downstream answer on the {context} context")
+          for metric in ("f1", "em") for context in ("incomplete", "response", "complete")),
+        MetricSpec("mfrr", "share of examples where the answering agent returned the masked "
+                   "fact", CORPUS),
+        MetricSpec("improved_rate", "share of examples with F1(x_r) > F1(x_i)", CORPUS),
+        MetricSpec("agent_fallback_rate", "share of generative answering-agent replies with "
+                   "no valid number (a random candidate was returned)", CORPUS, False),
+        MetricSpec("empty_question_rate", "share of outputs with no question left after "
+                   "cleaning", higher_is_better=False),
+    )
+
+    def __init__(self) -> None:
+        self._local: dict[tuple[Any, ...], LocalAgents] = {}
+        self._local_lock = threading.Lock()
+
+    # ------------------------------------------------------------------ options
+    def options(self, values: Mapping[str, Any] | None = None, *,
+                strict: bool = True) -> FlmOptions:
+        """Explicit values over the ``CONDAMBIG_FLM_*`` variables over the defaults; an
+        empty value counts as unset."""
+        explicit = {key: value for key, value in (values or {}).items()
+                    if value is not None and not (isinstance(value, str) and not value.strip())}
+        return super().options({**settings.flm_agent_environment(), **explicit},
+                               strict=strict)
+
+    # ------------------------------------------------------------------ items
+    def load(self, options: FlmOptions) -> list[FlmExample]:
+        return load_examples(options.split, options.mask_seed)
+
+    def prompt(self, item: FlmExample, options: FlmOptions) -> str:
+        return question_prompt(item)
+
+    def target(self, item: FlmExample, options: FlmOptions) -> str:
+        return item.answer
+
+    def to_record(self, item: FlmExample) -> dict[str, Any]:
+        return item.to_dict()
+
+    def from_record(self, record: Mapping[str, Any]) -> FlmExample:
+        return FlmExample.from_dict(dict(record))
+
+    def max_tokens(self, options: FlmOptions) -> int:
+        return MAX_TOKENS
+
+    def named_outputs(self) -> dict[str, Any]:
+        named = {"repeater": repeater_question, "human": human_question}
+        return {name: named[name] for name in BASELINES}
+
+    def read_predictions(self, raw: Any, source: str,
+                         options: FlmOptions) -> dict[str, AskedQuestion] | None:
+        return read_question_entries(raw, source)
+
+    def prepare(self, options: FlmOptions, runtime: Runtime) -> None:
+        """The local checkpoints must be found before the evaluated model generates (the
+        agents run only afterwards); a checkpoint a bound Inspect role replaces is not."""
+        bound = {name for name in (ANSWERER_ROLE, DOWNSTREAM_ROLE)
+                 if bound_model(runtime.roles, name) is not None}
+        for option, role, inspect_role in (
+                ("answering_agent", "answering agent", ANSWERER_ROLE),
+                ("downstream_model", "downstream model", DOWNSTREAM_ROLE)):
+            explicit = getattr(options, option)
+            if explicit is None and inspect_role in bound:
+                continue
+            logger.info("hotpot_flm: %s %s (device %s, dtype %s)", role,
+                        checkpoint_name(explicit), options.agent_device, options.agent_dtype)
+            check_checkpoint_available(
+                CheckpointSpec(checkpoint_name(explicit), options.agent_device,
+                               options.agent_dtype), role, option)
+
+    # ------------------------------------------------------------------ scoring
+    def needs_corpus_step(self, options: FlmOptions, judged: bool) -> bool:
+        return True  # every question goes through the answering agent and downstream model
+
+    def score(self, item: FlmExample, output: Any, options: FlmOptions) -> ScoredSample:
+        """One example's pipeline outcome (from :meth:`score_batch`) as its sample."""
+        if not isinstance(output, ExampleOutcome):
+            raise ConfigurationError(
+                "hotpot_flm: a question is scored through the answering agent and the "
+                "downstream model; call score_batch with the raw outputs.")
+        answers = output.answers
+        values: dict[str, float | None] = {
+            **output.row,
+            "agent_fallback": float(not output.choice_valid),
+            "empty_question_rate": float(not output.question_asked),
+        }
+        details = {
+            "question_asked": output.question_asked, "returned_fact": output.returned_fact,
+            "masked_fact": output.masked_fact,
+            "masked_fact_returned": bool(output.row["masked_fact_returned"]),
+            "agent_answered_validly": output.choice_valid,
+            **{f"answer_{context}": answer for context, answer in answers.items()},
+            "gold_answer": output.gold_answer, "answering_agent": output.answering_agent,
+            "downstream_model": output.downstream_model,
+            "answers_computed": list(output.computed),
+        }
+        explanation = (
+            f"Asked: {output.question_asked!r}\nReturned: {output.returned_fact}\n"
+            f"Masked: {output.masked_fact}\nAnswers (incomplete / response / complete): "
+            f"{answers['incomplete']!r} / {answers['response']!r} / {answers['complete']!r}; "
+            f"gold {output.gold_answer!r}")
+        return ScoredSample(id=item.id, values=values, details=details,
+                            explanation=explanation)
+
+    async def score_batch(
+        self, batch: Sequence[tuple[FlmExample, Any]], options: FlmOptions, runtime: Runtime,
+    ) -> list[ScoredSample]:
+        """The answering agent and the downstream model on every output of ``batch`` at once
+        (local checkpoints batched; Inspect roles when bound and no checkpoint is set)."""
+        questions = {item.id: _asked(output) for item, output in batch}
+        agent, downstream = await self._agents(options, runtime.roles)
+        cache = await in_worker_thread(self._answer_cache, options, downstream)
+        run = await run_pipeline([item for item, _ in batch], questions, agent, downstream,
+                                 cache)
+        outcomes = {outcome.id: outcome for outcome in run.outcomes}
+        return [self.score(item, outcomes[item.id], options) for item, _ in batch]
+
+    async def _agents(self, options: FlmOptions,
+                      roles: Mapping[str, Any]) -> tuple[AnsweringAgent, DownstreamModel]:
+        """Explicit (or environment) checkpoints win over bound roles."""
+        answerer = None if options.answering_agent else bound_model(roles, ANSWERER_ROLE)
+        role_downstream = None if options.downstream_model else bound_model(roles,
+                                                                             DOWNSTREAM_ROLE)
+        local = self._local_agents(options)
+        agent: AnsweringAgent = (RoleAnsweringAgent(answerer) if answerer is not None
+                                 else await in_worker_thread(local.answering_agent))
+        downstream: DownstreamModel = (RoleDownstream(role_downstream)
+                                       if role_downstream is not None
+                                       else await in_worker_thread(local.downstream))
+        return agent, downstream
+
+    def _local_agents(self, options: FlmOptions) -> LocalAgents:
+        """One set of local agents per checkpoint setup, loaded once per process."""
+        key = (options.answering_checkpoint, options.downstream_checkpoint,
+               options.agent_device, options.agent_dtype, options.agent_batch_size,
+               options.downstream_max_new_tokens)
+        with self._local_lock:
+            if key not in self._local:
+                self._local[key] = LocalAgents(options)
+            return self._local[key]
+
+    @staticmethod
+    def _answer_cache(options: FlmOptions, downstream: DownstreamModel) -> AnswerCache | NoCache:
+        if not options.downstream_cache:
+            return NoCache()
+        return AnswerCache(options.cache_path, downstream.identity, downstream.decoding)
+
+    def summarise(self, samples: Sequence[ScoredSample], options: FlmOptions,
+                  judged: bool) -> dict[str, float | None]:
+        """Means per context, recovery of the means, MFRR and improved rate (Toles et al.
+        §4.2, :func:`condambig_metrics.hotpot_flm.summarize`) and the two diagnostic rates."""
+        rows = [s.values for s in samples
+                if all(s.values.get(key) is not None for key in ROW_KEYS)]
+        corpus: dict[str, Any] = dict(summarize(rows)) if rows else {}
+        corpus["agent_fallback_rate"] = _rate(samples, "agent_fallback")
+        corpus["empty_question_rate"] = _rate(samples, "empty_question_rate")
+        return {spec.name: _finite(corpus.get(spec.name))
+                for spec in self.active_metrics(options, judged)}
+
+
+def _asked(output: Any) -> str:
+    """The clarifying question of an output: given as is, or cleaned from raw model text."""
+    if isinstance(output, AskedQuestion):
+        return output.text
+    return clean_question(output if isinstance(output, str) else "")

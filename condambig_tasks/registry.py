@@ -1,0 +1,45 @@
+"""The benchmarks every front end offers: name -> its :class:`~condambig_tasks.benchmark.Benchmark`.
+
+Adding a benchmark is one line here (plus its folder, its lm-eval YAML and its Inspect
+``@task``); a benchmark outside this package is named in ``CONDAMBIG_EXTRA_BENCHMARKS``
+(``name=module:Class``, comma-separated). Modules are imported on first use, so the CLI's start-up stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import cache
+
+from condambig_tasks.benchmark import Benchmark
+from condambig_tasks.errors import ConfigurationError
+
+BENCHMARKS: dict[str, str] = {
+    "condambigqa": "condambig_tasks.condambigqa.benchmark:CondAmbigQA",
+    "hotpot_flm": "condambig_tasks.hotpot_flm.benchmark:HotpotFLM",
+    "conditionalqa": "condambig_tasks.conditionalqa.benchmark:ConditionalQA",
+    "ambignq": "condambig_tasks.ambignq.benchmark:AmbigNQ",
+    "abg_coqa": "condambig_tasks.abg_coqa.benchmark:AbgCoQA",
+}
+
+
+def register(name: str, target: str) -> None:
+    """Add a benchmark at run time (``module:Class``), e.g. from a test or another package."""
+    BENCHMARKS[name] = target
+    get.cache_clear()
+
+
+def available() -> dict[str, str]:
+    """The built-in benchmarks plus those named in ``CONDAMBIG_EXTRA_BENCHMARKS``."""
+    from condambig_tasks import settings
+
+    return {**BENCHMARKS, **settings.extra_benchmarks()}
+
+
+@cache
+def get(name: str) -> Benchmark:
+    known = available()
+    if name not in known:
+        raise ConfigurationError(
+            f"unknown benchmark {name!r}; known: {', '.join(known)}")
+    module_name, _, class_name = known[name].partition(":")
+    return getattr(importlib.import_module(module_name), class_name)()

@@ -1,0 +1,139 @@
+"""The benchmark contract of HotpotQA-FLM: metric spec vs lm-eval YAML, Inspect role agents
+(scripted doubles of Inspect models), role vs checkpoint precedence, corpus summary."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import yaml
+
+from condambig_tasks import registry
+from condambig_tasks.benchmark import Runtime, ScoredSample
+from condambig_tasks.errors import ConfigurationError
+from condambig_tasks.hotpot_flm.loader import load_examples
+from condambig_tasks.hotpot_flm.prompts import candidate_order
+
+TASK_FOLDER = Path(__file__).parents[2] / "condambig_tasks" / "lm_eval_tasks" / "hotpot_flm"
+
+
+class _FunctionTag(yaml.SafeLoader):
+    pass
+
+
+_FunctionTag.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
+
+
+class ScriptedModel:
+    """Stands in for an Inspect ``Model``: ``await generate(prompt)`` -> ``.completion``."""
+
+    def __init__(self, name: str, reply):
+        self.name, self.reply, self.prompts = name, reply, []
+        self.config = SimpleNamespace(model_dump=lambda exclude_none: {"temperature": 0.0})
+
+    async def generate(self, prompt: str):
+        self.prompts.append(prompt)
+        return SimpleNamespace(completion=self.reply(prompt))
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _oracle_roles(examples):
+    """`answerer` names the masked fact's number; `downstream` answers right exactly when
+    the masked fact is in its context."""
+    def answer_number(prompt):
+        example = next(e for e in examples if prompt.startswith(f"Question: {e.question}\n\n"))
+        return str(candidate_order(example.id, len(example.candidates)).index(example.masked_index))
+
+    def answer(prompt):
+        example = next(e for e in examples if prompt.startswith(e.question))
+        return example.answer if example.masked_fact.sentence in prompt else "unknown"
+
+    return {"answerer": ScriptedModel("scripted/answerer", answer_number),
+            "downstream": ScriptedModel("scripted/downstream", answer)}
+
+
+def test_yaml_metric_list_mirrors_the_spec():
+    template = yaml.load((TASK_FOLDER / "_hotpot_flm_template_yaml").read_text(),
+                         Loader=_FunctionTag)
+    benchmark = registry.get("hotpot_flm")
+    assert [(m["metric"], m["aggregation"], m["higher_is_better"])
+            for m in template["metric_list"]] == [
+        (spec.name, f"utils.agg_{spec.name}", spec.higher_is_better)
+        for spec in benchmark.metric_specs]
+    for task, split in (("hotpot_flm", "full"), ("hotpot_flm_test", "test")):
+        variant = yaml.load((TASK_FOLDER / f"{task}.yaml").read_text(), Loader=_FunctionTag)
+        assert variant["dataset_kwargs"] == {"task_options": {"split": split}}
+
+
+def test_roles_play_the_generative_agent_one_sample_at_a_time(flm_data):
+    benchmark = registry.get("hotpot_flm")
+    options = benchmark.options({})
+    examples = load_examples("full")
+    roles = _oracle_roles(examples)
+    runtime = Runtime(roles=roles, front_end="inspect")
+    samples = [sample for example in examples for sample in asyncio.run(
+        benchmark.score_batch([(example, example.question)], options, runtime))]
+    metrics = benchmark.summarise(samples, options, False)
+    assert metrics["mfrr"] == 1.0 and metrics["agent_fallback_rate"] == 0.0
+    assert metrics["f1_complete"] == 1.0 and metrics["f1_response"] == 1.0
+    assert metrics["f1_incomplete"] == 0.0
+    assert metrics["f1_recovery"] == pytest.approx(100.0)
+    assert metrics["improved_rate"] == 1.0 and metrics["empty_question_rate"] == 0.0
+    assert samples[0].details["answering_agent"] == "role answerer: scripted/answerer"
+    assert samples[0].details["downstream_model"] == "role downstream: scripted/downstream"
+    assert sorted(samples[0].details["answers_computed"]) == ["complete", "incomplete", "response"]
+    # the downstream cache is the pipeline's: a rerun asks the downstream role nothing
+    asked = len(roles["downstream"].prompts)
+    again = asyncio.run(benchmark.score_batch([(examples[0], examples[0].question)], options,
+                                              runtime))
+    assert len(roles["downstream"].prompts) == asked
+    assert again[0].details["answers_computed"] == []
+    assert again[0].values == samples[0].values
+
+
+def test_a_reply_without_a_number_falls_back_and_is_counted(flm_data):
+    benchmark = registry.get("hotpot_flm")
+    options = benchmark.options({"downstream_cache": False})
+    examples = load_examples("full")
+    roles = {**_oracle_roles(examples), "answerer": ScriptedModel("x", lambda prompt: "none")}
+    samples = asyncio.run(benchmark.score_batch([(e, "") for e in examples], options,
+                                                Runtime(roles=roles)))
+    metrics = benchmark.summarise(samples, options, False)
+    assert metrics["agent_fallback_rate"] == 1.0 and metrics["empty_question_rate"] == 1.0
+
+
+def test_an_explicit_checkpoint_wins_over_a_bound_role(flm_data, tiny_t5):
+    benchmark = registry.get("hotpot_flm")
+    options = benchmark.options({"answering_agent": str(tiny_t5), "agent_device": "cpu"})
+    examples = load_examples("full")
+    roles = _oracle_roles(examples)
+    [sample] = asyncio.run(benchmark.score_batch([(examples[0], "Who?")], options,
+                                                 Runtime(roles=roles)))
+    assert sample.details["answering_agent"] == str(tiny_t5)
+    assert sample.details["downstream_model"] == "role downstream: scripted/downstream"
+    assert roles["answerer"].prompts == []
+
+
+def test_raw_text_is_scored_only_through_the_agents(flm_data):
+    benchmark = registry.get("hotpot_flm")
+    options = benchmark.options({})
+    example = load_examples("full")[0]
+    assert benchmark.needs_corpus_step(options, False)
+    with pytest.raises(ConfigurationError, match="score_batch"):
+        benchmark.score(example, "Who?", options)
+    assert benchmark.from_record(benchmark.to_record(example)) == example
+
+
+def test_summary_of_nothing_is_null_and_recovery_undefined_is_null():
+    benchmark = registry.get("hotpot_flm")
+    options = benchmark.options({})
+    assert set(benchmark.summarise([], options, False).values()) == {None}
+    row = {"f1_incomplete": 1.0, "f1_response": 1.0, "f1_complete": 1.0, "em_incomplete": 0.0,
+           "em_response": 0.0, "em_complete": 1.0, "masked_fact_returned": 1.0,
+           "agent_fallback": 0.0, "empty_question_rate": 0.0}
+    summary = benchmark.summarise([ScoredSample("a", row)], options, False)
+    assert summary["f1_recovery"] is None and summary["em_recovery"] == 0.0

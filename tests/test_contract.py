@@ -1,0 +1,264 @@
+"""Every registered benchmark keeps the contract of ``condambig_tasks.benchmark``.
+
+Parametrised over ``registry.available()`` plus the toy benchmark of
+``tests/support/toy_benchmark`` (registered through ``CONDAMBIG_EXTRA_BENCHMARKS``). A
+benchmark whose module does not import yet is skipped as "not ported yet", so its checks
+start to run as soon as it imports. The helpers here (YAML reading, variants, option sets)
+are shared with tests/test_consistency.py.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+import yaml
+
+from condambig_tasks import registry
+from condambig_tasks.benchmark import Benchmark, json_safe
+from tests.conftest import FIXTURE_DATA, REPO_ROOT
+
+TOY = "toy"
+TOY_TARGET = "tests.support.toy_benchmark.benchmark:Toy"
+TOY_LM_EVAL = REPO_ROOT / "tests" / "support" / "toy_benchmark" / "lm_eval"
+LM_EVAL_TASKS = REPO_ROOT / "condambig_tasks" / "lm_eval_tasks"
+JUNK_OUTPUTS = ("", "{{{", "null")
+BENCHMARK_NAMES = list(dict.fromkeys([*registry.available(), TOY]))
+
+
+# ---------------------------------------------------------------------- shared helpers
+
+
+@dataclass(frozen=True)
+class FunctionRef:
+    """A YAML ``!function utils.<name>`` tag, read without importing anything."""
+
+    name: str
+
+
+class _TaskYamlLoader(yaml.SafeLoader):
+    pass
+
+
+_TaskYamlLoader.add_constructor(
+    "!function", lambda loader, node: FunctionRef(loader.construct_scalar(node)))
+
+
+def read_task_yaml(path: Path) -> dict[str, Any]:
+    """An lm-eval task YAML with its ``include:`` templates merged (the file's keys win)."""
+    config = yaml.load(path.read_text(encoding="utf-8"), Loader=_TaskYamlLoader) or {}
+    includes = config.pop("include", None) or []
+    merged: dict[str, Any] = {}
+    for include in [includes] if isinstance(includes, str) else includes:
+        merged.update(read_task_yaml(path.parent / include))
+    merged.update(config)
+    return merged
+
+
+def lm_eval_folder(name: str) -> Path:
+    return TOY_LM_EVAL if name == TOY else LM_EVAL_TASKS / name
+
+
+@dataclass(frozen=True)
+class LmEvalVariant:
+    """One lm-eval task of a benchmark: its YAML and the options it fixes."""
+
+    path: Path
+    config: dict[str, Any]
+
+    @property
+    def task(self) -> str:
+        return str(self.config["task"])
+
+    @property
+    def task_options(self) -> dict[str, Any]:
+        return dict((self.config.get("dataset_kwargs") or {}).get("task_options") or {})
+
+    @property
+    def version(self) -> Any:
+        return (self.config.get("metadata") or {}).get("version", 1.0)
+
+
+def lm_eval_variants(name: str) -> list[LmEvalVariant]:
+    """Every task YAML of the benchmark's folder built on the generic ``utils.load_docs``."""
+    variants = [LmEvalVariant(path, read_task_yaml(path))
+                for path in sorted(lm_eval_folder(name).glob("*.yaml"))]
+    return [v for v in variants if v.config.get("custom_dataset") == FunctionRef("utils.load_docs")]
+
+
+def load_utils(folder: Path) -> ModuleType:
+    """The folder's ``utils.py``, loaded by path as lm-eval loads it."""
+    spec = importlib.util.spec_from_file_location("utils", folder / "utils.py")
+    assert spec is not None and spec.loader is not None, folder
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def load_benchmark(name: str) -> Benchmark:
+    """The benchmark, or a skip while its module is not ported to the contract."""
+    try:
+        return registry.get(name)
+    except ImportError as error:
+        pytest.skip(f"{name}: not ported yet ({error})")
+
+
+def option_sets(benchmark: Benchmark, name: str) -> dict[str, Any]:
+    """The default options and those of every lm-eval variant, by label (duplicates once)."""
+    found: dict[str, Any] = {"defaults": benchmark.options({})}
+    for variant in lm_eval_variants(name):
+        options = benchmark.options(variant.task_options)
+        if options not in found.values():
+            found[variant.task] = options
+    return found
+
+
+def extra_benchmarks_with_toy() -> str:
+    """``CONDAMBIG_EXTRA_BENCHMARKS`` with the toy added to whatever the user registered."""
+    current = os.environ.get("CONDAMBIG_EXTRA_BENCHMARKS", "").strip()
+    return ",".join(filter(None, [current, f"{TOY}={TOY_TARGET}"]))
+
+
+@pytest.fixture(autouse=True)
+def toy_registered(monkeypatch) -> None:
+    """The toy benchmark is found the way any outside benchmark is: the environment."""
+    monkeypatch.setenv("CONDAMBIG_EXTRA_BENCHMARKS", extra_benchmarks_with_toy())
+
+
+@pytest.fixture
+def fixture_data(monkeypatch) -> Path:
+    monkeypatch.setenv("CONDAMBIG_DATA_DIR", str(FIXTURE_DATA))
+    monkeypatch.setenv("CONDAMBIG_OFFLINE", "1")
+    return FIXTURE_DATA
+
+
+def _assert_json_safe_summary(summary: dict[str, Any], expected: list[str], label: str) -> None:
+    assert list(summary) == expected, f"{label}: summarise must give the active metrics"
+    for metric, value in summary.items():
+        assert value is None or (isinstance(value, (int, float)) and not isinstance(value, bool)), \
+            f"{label}: {metric} = {value!r} is not a number or None"
+    json.dumps(json_safe(summary), allow_nan=False)
+
+
+# ---------------------------------------------------------------------- the contract
+
+
+@pytest.mark.parametrize("name", BENCHMARK_NAMES)
+def test_metric_names_are_unique(name):
+    benchmark = load_benchmark(name)
+    names = [spec.name for spec in benchmark.metric_specs]
+    assert benchmark.name == name
+    assert names and len(names) == len(set(names)), names
+
+
+@pytest.mark.parametrize("name", BENCHMARK_NAMES)
+def test_lm_eval_metric_lists_follow_the_metric_spec(name):
+    benchmark = load_benchmark(name)
+    variants = lm_eval_variants(name)
+    assert variants, f"no YAML in {lm_eval_folder(name)} uses custom_dataset: !function utils.load_docs"
+    utils = load_utils(lm_eval_folder(name))
+    assert utils.task.benchmark_name == name
+    problems = []
+    for variant in variants:
+        label = variant.path.name
+        active = benchmark.active_metrics(benchmark.options(variant.task_options), judged=True)
+        metric_list = variant.config.get("metric_list") or []
+        listed = [entry.get("metric") for entry in metric_list]
+        # a shared template may list more of the spec than one variant reports (lm-eval
+        # aggregates only the metrics process_results emits), never fewer, in spec order
+        expected = [spec for spec in benchmark.metric_specs
+                    if spec.name in listed or spec in active]
+        if listed != [spec.name for spec in expected]:
+            problems.append(f"{label}: metric_list {listed} != spec {[s.name for s in expected]}")
+            continue
+        for entry, spec in zip(metric_list, expected, strict=True):
+            if entry.get("aggregation") != FunctionRef(f"utils.agg_{spec.name}"):
+                problems.append(f"{label}: {spec.name} aggregation must be "
+                                f"!function utils.agg_{spec.name}, got {entry.get('aggregation')}")
+            if spec.higher_is_better is not None and entry.get("higher_is_better") is not \
+                    spec.higher_is_better:
+                problems.append(f"{label}: {spec.name} higher_is_better must be "
+                                f"{spec.higher_is_better}")
+        functions = [v for v in variant.config.values() if isinstance(v, FunctionRef)]
+        functions += [entry["aggregation"] for entry in metric_list]
+        for function in functions:
+            module, _, attribute = function.name.partition(".")
+            if module != "utils" or not callable(getattr(utils, attribute, None)):
+                problems.append(f"{label}: {function.name} is not a function of utils.py")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("name", BENCHMARK_NAMES)
+def test_options_are_frozen_with_defaults(name):
+    benchmark = load_benchmark(name)
+    kind = benchmark.options_type
+    assert dataclasses.is_dataclass(kind) and kind.__dataclass_params__.frozen, \
+        f"{kind.__name__} must be a frozen dataclass"
+    options = benchmark.options({})
+    assert isinstance(options, kind)
+    for option in dataclasses.fields(kind):
+        has_default = (option.default is not dataclasses.MISSING
+                       or option.default_factory is not dataclasses.MISSING)
+        assert has_default, f"option {option.name} needs a default"
+        default = (option.default if option.default is not dataclasses.MISSING
+                   else option.default_factory())
+        assert getattr(options, option.name) == default, option.name
+    first = next(iter(dataclasses.fields(kind)), None)
+    if first is not None:
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(options, first.name, getattr(options, first.name))
+    json.dumps(benchmark.options_to_json(options), allow_nan=False)
+
+
+@pytest.mark.parametrize("name", BENCHMARK_NAMES)
+def test_records_round_trip_every_fixture_item(name, fixture_data):
+    benchmark = load_benchmark(name)
+    for label, options in option_sets(benchmark, name).items():
+        items = benchmark.load(options)
+        assert items, f"{label}: no fixture items"
+        ids = [benchmark.item_id(item) for item in items]
+        assert len(ids) == len(set(ids)), f"{label}: item ids repeat"
+        for item in items:
+            record = benchmark.to_record(item)
+            text = json.dumps(record, allow_nan=False, ensure_ascii=False)
+            back = benchmark.from_record(json.loads(text))
+            assert back == item, f"{label}: {benchmark.item_id(item)} does not round-trip"
+            assert benchmark.to_record(back) == record
+
+
+@pytest.mark.parametrize("name", BENCHMARK_NAMES)
+def test_summary_of_no_samples_is_json_safe(name):
+    benchmark = load_benchmark(name)
+    for label, options in option_sets(benchmark, name).items():
+        for judged in (False, True):
+            expected = [s.name for s in benchmark.active_metrics(options, judged)]
+            summary = benchmark.summarise([], options, judged)
+            _assert_json_safe_summary(summary, expected, f"{label} judged={judged}")
+
+
+@pytest.mark.parametrize("name", BENCHMARK_NAMES)
+def test_summary_of_junk_outputs_is_json_safe(name, fixture_data):
+    benchmark = load_benchmark(name)
+    for label, options in option_sets(benchmark, name).items():
+        if benchmark.needs_corpus_step(options, judged=False):
+            continue  # agent models score these outputs: tests/test_consistency.py
+        samples = []
+        for item in benchmark.load(options):
+            for junk in JUNK_OUTPUTS:
+                sample = benchmark.score(item, junk, options)
+                assert sample.id == benchmark.item_id(item)
+                json.dumps(sample.to_json(), allow_nan=False)
+                samples.append(sample)
+        expected = [s.name for s in benchmark.active_metrics(options, judged=False)]
+        _assert_json_safe_summary(benchmark.summarise(samples, options, judged=False),
+                                  expected, label)
+        for value in (v for s in samples for v in s.values.values()):
+            assert value is None or math.isfinite(value), f"{label}: per-sample {value!r}"

@@ -1,0 +1,111 @@
+"""The toy benchmark, written only against the contract, through the real commands.
+
+``lm_eval`` (its task folder via ``--include_path``), ``inspect eval`` (its task file) and
+``condambig-score`` run in subprocesses with the toy registered through
+``CONDAMBIG_EXTRA_BENCHMARKS``. The model under evaluation is a tiny local Llama scripted
+to answer every prompt with ``Answer: PARIS``: right (ignoring case) for France only.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from condambig_tasks.cli import main
+from tests.conftest import REPO_ROOT, executable, subprocess_env
+from tests.test_contract import TOY_LM_EVAL, TOY_TARGET, extra_benchmarks_with_toy
+
+TOY_FOLDER = REPO_ROOT / "tests" / "support" / "toy_benchmark"
+REPLY = "Answer: PARIS"
+METRICS = ["exact_match", "unanswered", "precision"]
+# Four capitals, one reply: France is right when case is ignored, nothing is otherwise.
+EXPECTED = {
+    "toy": {"exact_match": 0.25, "unanswered": 0.0, "precision": 0.25},
+    "toy_case_sensitive": {"exact_match": 0.0, "unanswered": 0.0, "precision": 0.0},
+}
+CLI_FLAGS = {"toy": [], "toy_case_sensitive": ["--no-ignore-case"]}
+
+
+@pytest.fixture(autouse=True)
+def toy_registered(monkeypatch) -> None:
+    monkeypatch.setenv("CONDAMBIG_EXTRA_BENCHMARKS", extra_benchmarks_with_toy())
+
+
+@pytest.fixture(scope="module")
+def scripted_lm(tmp_path_factory) -> Path:
+    from tests.support.tiny_models import build_scripted_causal_lm
+
+    return build_scripted_causal_lm(tmp_path_factory.mktemp("toy_scripted_lm"), REPLY)
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    return subprocess_env(PYTHONPATH=str(REPO_ROOT), CONDAMBIG_EXTRA_BENCHMARKS=f"toy={TOY_TARGET}",
+                          CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"))
+
+
+def _run(command: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
+    result = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, \
+        f"{command[0]} failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
+    return result
+
+
+def _score_cli(task: str, outputs: dict[str, str], tmp_path: Path) -> dict[str, float | None]:
+    path = tmp_path / f"{task}_outputs.json"
+    path.write_text(json.dumps([{"id": k, "output": v} for k, v in outputs.items()]))
+    result = _run([executable("condambig-score"), "toy", "--outputs", str(path),
+                   *CLI_FLAGS[task]], _env(tmp_path), tmp_path)
+    return json.loads(result.stdout)["metrics"]
+
+
+def test_cli_in_process_hand_computed(tmp_path, capsys):
+    outputs = [{"id": "toy-1", "output": "Answer: paris."}, {"id": "toy-2", "output": "Tokyo"},
+               {"id": "toy-3", "output": "answer: Lagos"}, {"id": "toy-4", "output": "Answer: Lima"}]
+    path = tmp_path / "outputs.jsonl"
+    path.write_text("\n".join(json.dumps(row) for row in outputs))
+    assert main(["toy", "--outputs", str(path)]) == 0
+    metrics = json.loads(capsys.readouterr().out)["metrics"]
+    assert metrics == pytest.approx({"exact_match": 2 / 4, "unanswered": 1.0, "precision": 2 / 3})
+
+
+@pytest.mark.e2e
+def test_lm_eval_and_condambig_score_agree(scripted_lm, tmp_path):
+    out = tmp_path / "out"
+    _run([executable("lm_eval"), "--model", "hf",
+          "--model_args", f"pretrained={scripted_lm},dtype=float32", "--device", "cpu",
+          "--include_path", str(TOY_LM_EVAL), "--tasks", "toy,toy_case_sensitive",
+          "--limit", "4", "--output_path", str(out), "--log_samples"], _env(tmp_path), tmp_path)
+    results = json.loads(Path(glob.glob(f"{out}/**/results_*.json", recursive=True)[0]).read_text())
+    for task, expected in EXPECTED.items():
+        metrics = {key.split(",")[0]: value for key, value in results["results"][task].items()
+                   if key.endswith(",none") and "_stderr" not in key}
+        samples_file = glob.glob(f"{out}/**/samples_{task}_*.jsonl", recursive=True)[0]
+        samples = [json.loads(line) for line in Path(samples_file).read_text().splitlines()]
+        outputs = {sample["doc"]["id"]: sample["resps"][0][0] for sample in samples}
+        assert len(outputs) == 4 and all(o.strip() == REPLY for o in outputs.values()), outputs
+        assert {name: metrics[name] for name in METRICS} == pytest.approx(expected), task
+        assert _score_cli(task, outputs, tmp_path) == pytest.approx(expected), task
+
+
+@pytest.mark.e2e
+def test_inspect_and_condambig_score_agree(scripted_lm, tmp_path):
+    logs = tmp_path / "logs"
+    _run([executable("inspect"), "eval", f"{TOY_FOLDER / 'inspect_task.py'}@toy",
+          "--model", f"hf/{scripted_lm}", "--log-dir", str(logs), "--log-format", "json",
+          "--display", "none"], _env(tmp_path), tmp_path)
+    [log_file] = glob.glob(f"{logs}/*.json")
+    log = json.loads(Path(log_file).read_text())
+    assert log["status"] == "success", log.get("error")
+    [scorer] = log["results"]["scores"]
+    metrics = {name: entry["value"] for name, entry in scorer["metrics"].items()}
+    outputs = {sample["id"]: sample["output"]["completion"] for sample in log["samples"]}
+    per_sample = {sample["id"]: next(iter(sample["scores"].values()))["value"]
+                  for sample in log["samples"]}
+    assert len(outputs) == 4 and all(o.strip() == REPLY for o in outputs.values()), outputs
+    assert metrics == pytest.approx(EXPECTED["toy"])
+    assert per_sample["toy-1"] == {"exact_match": 1.0, "unanswered": 0.0}
+    assert _score_cli("toy", outputs, tmp_path) == pytest.approx(EXPECTED["toy"])
