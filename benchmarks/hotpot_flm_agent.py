@@ -73,7 +73,7 @@ def authors_loop(scorer: YesNoScorer, query: AgentQuery) -> int:
             ).scores[0]
             pair = scores[:, [scorer.yes_id, scorer.no_id]].float().softmax(dim=1)
             probabilities.append(float(pair[0, 0]))
-    return arg_max(probabilities)
+    return arg_max(probabilities, query.scoring_order())  # ties: the authors' order
 
 
 def main() -> None:
@@ -108,7 +108,7 @@ def run(arguments: argparse.Namespace, examples, texts: list[str], model_dir: st
                                  "answering agent", "answering_agent")
     after_load = peak_mb()
     scorer = YesNoScorer(checkpoint, BatchLimits(batch_size=arguments.batch_size))
-    queries = [AgentQuery(e.id, e.question, e.candidates) for e in examples]  # repeater questions
+    queries = [AgentQuery.for_example(e, e.question) for e in examples]  # repeater questions
     candidates = sum(len(query.candidates) for query in queries)
     tokens = [len(checkpoint.tokenizer(yes_no_prompt(q.question, c))["input_ids"])
               for q in queries for c in q.candidates]

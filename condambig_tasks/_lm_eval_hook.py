@@ -51,6 +51,9 @@ def _patch_task_manager(module) -> None:
     __init__.__wrapped__ = original_init
     manager_class.__init__ = __init__
     manager_class._condambig_patched = True
+    from condambig_tasks.errors import install_one_line_errors
+
+    install_one_line_errors()
 
 
 class _PatchingLoader(importlib.abc.Loader):

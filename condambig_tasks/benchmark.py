@@ -104,6 +104,8 @@ class Benchmark(Generic[Options, Item]):
     # a judge can score this benchmark (lm-eval / CLI read the judge settings, Inspect the
     # grader role)
     uses_judge: ClassVar[bool] = False
+    # the folders under $CONDAMBIG_DATA_DIR this benchmark reads (named in data errors)
+    data_folders: ClassVar[tuple[str, ...]] = ()
     # condambig-score: other names of --outputs, and the official prediction format it reads
     cli_output_aliases: ClassVar[tuple[str, ...]] = ()
     prediction_format: ClassVar[str] = ""
@@ -219,6 +221,19 @@ class Benchmark(Generic[Options, Item]):
         """The CORPUS metrics (BLEU, precision/recall/F1, ratios of means) from every sample."""
         raise NotImplementedError(f"{self.name} declares CORPUS metrics: define corpus_values")
 
+    def null_reasons(
+        self, samples: Sequence[ScoredSample], options: Options, judged: bool,
+        summary: Mapping[str, float | None],
+    ) -> dict[str, str]:
+        """Why each metric of ``summary`` that is None has no value (printed beside it)."""
+        return {name: "no scored sample has a value for it" if samples else "nothing scored"
+                for name, value in summary.items() if value is None}
+
+    def expected_size(self, options: Options) -> int | None:
+        """How many items the full upstream split has, when known (a local copy may hold
+        fewer; the front ends say so)."""
+        return None
+
     # ------------------------------------------------------------------ whole runs
     def run_notes(self, options: Options, judged: bool) -> list[str]:
         """One-line notices a run shows once (e.g. what is skipped without a judge)."""
@@ -260,6 +275,24 @@ async def score_run(
         close = getattr(getattr(runtime.judge, "backend", None), "aclose", None)
         if close is not None:
             await close()
+
+
+def load_items(benchmark: Benchmark, options: Any) -> list[Any]:
+    """The benchmark's items; no items is an error naming where they were looked for (a
+    run over zero items would report nothing and exit as if it had succeeded)."""
+    from condambig_tasks.data import CorruptDataError
+    from condambig_tasks.settings import data_dir
+
+    items = benchmark.load(options)
+    if not items:
+        root = data_dir()
+        where = (" in " + ", ".join(str(root / folder) for folder in benchmark.data_folders)
+                 if root is not None and benchmark.data_folders else "")
+        raise CorruptDataError(
+            f"{benchmark.title}: the data{where} holds no items for these options "
+            f"({benchmark.options_to_json(options)}); check that the files are the "
+            "upstream ones and not empty.")
+    return items
 
 
 def run_blocking(coroutine: Any) -> Any:

@@ -24,8 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from condambig_tasks import registry, settings
-from condambig_tasks.benchmark import Benchmark, Runtime, json_safe, run_blocking, score_run
+from condambig_tasks.benchmark import (
+    Benchmark,
+    Runtime,
+    json_safe,
+    load_items,
+    run_blocking,
+    score_run,
+)
 from condambig_tasks.errors import CondambigError, PredictionFileError
+from condambig_tasks.progress import Progress, show_project_logs
 
 
 def build_parser(names: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -86,7 +94,7 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
         raise PredictionFileError("--limit must be at least 1")
     reference = getattr(args, "ref", None)
     items = (benchmark.load_file(reference, options) if reference is not None
-             else benchmark.load(options))
+             else load_items(benchmark, options))
     by_id = {benchmark.item_id(item): item for item in items}
     outputs = _read_outputs(benchmark, args.outputs, items, options)
     unknown = [key for key in outputs if key not in by_id]
@@ -111,7 +119,7 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
         if config is not None:
             from condambig_metrics.judge import openai_judge_engine
 
-            engine, judged = openai_judge_engine(config), True
+            engine, judged = openai_judge_engine(config, progress_factory=Progress), True
     for note in benchmark.run_notes(options, judged):
         print(f"condambig-score {note}", file=sys.stderr)
     if benchmark.needs_corpus_step(options, judged):
@@ -125,19 +133,34 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
         with args.per_sample.open("w", encoding="utf-8") as sink:
             for sample in samples:
                 sink.write(json.dumps(sample.to_json(), ensure_ascii=False) + "\n")
+    metrics = benchmark.summarise(samples, options, judged)
+    expected = benchmark.expected_size(options)
+    if expected is not None and len(by_id) < expected:
+        print(f"condambig-score {benchmark.name}: the data holds {len(by_id)} of the "
+              f"{expected} items of the full split; the numbers cover those only.",
+              file=sys.stderr)
     result: dict[str, Any] = {
         "benchmark": benchmark.name,
         "version": benchmark.version,
         "options": benchmark.options_to_json(options),
+        "n_outputs": len(outputs),
         "n_items": len(by_id),
+        "n_expected": benchmark.expected_size(options),
         "n_scored": len(samples),
         "missing_outputs": len(missing),
-        "metrics": benchmark.summarise(samples, options, judged),
+        "metrics": metrics,
+        "null_reasons": benchmark.null_reasons(samples, options, judged, metrics),
     }
     if engine is not None:
         stats = engine.stats
         result["judge"] = {"model": engine.model_name, "requests": stats.requests_sent,
+                           "retries": stats.retries,
+                           "logprob_fallbacks": stats.logprob_fallbacks,
                            "cache_hits": stats.cache_hits, "failures": stats.failures}
+        if engine.endpoint_failure is not None:  # authentication / endpoint: exit non-zero
+            raise CondambigError(
+                f"{benchmark.name}: the judge endpoint failed, {stats.failures} judgement(s) "
+                f"failed: {engine.endpoint_failure}")
     return json_safe(result)
 
 
@@ -190,6 +213,7 @@ def _read_json_or_lines(path: Path) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser(_benchmark_names(argv)).parse_args(argv)
+    show_project_logs()
     try:
         result = run(registry.get(args.benchmark), args)
     except (CondambigError, FileNotFoundError, ValueError) as error:

@@ -21,16 +21,19 @@ from condambig_tasks.errors import CondambigError
 class DataUnavailableError(CondambigError, RuntimeError):
     """No local copy and the upstream source could not be reached."""
 
-    def __init__(self, benchmark: str, folder: str, file_names: Sequence[str], reason: str):
+    def __init__(self, benchmark: str, folder: str, file_names: Sequence[str], reason: str,
+                 upstream: str | None = None):
         names = ", ".join(file_names)
+        where = f" from {upstream}" if upstream else ""
         super().__init__(
             f"{benchmark}: data not available ({reason}). Either allow network access to the "
-            f"upstream source, or download the files and set {settings.DATA_DIR_VARIABLE}=DIR "
-            f"with DIR/{folder}/ containing: {names}."
+            f"upstream source, or download the files{where} and set "
+            f"{settings.DATA_DIR_VARIABLE}=DIR with DIR/{folder}/ containing: {names}."
         )
         self.benchmark = benchmark
         self.folder = folder
         self.file_names = tuple(file_names)
+        self.upstream = upstream
 
 
 class CorruptDataError(CondambigError, RuntimeError):
@@ -89,7 +92,7 @@ def fetch_pinned(url: str, sha256: str | None, benchmark: str, folder: str, file
     if target.is_file() and (sha256 is None or sha256_of(target) == sha256):
         return target
     if settings.offline():
-        raise DataUnavailableError(benchmark, folder, [file_name], "offline mode is on")
+        raise DataUnavailableError(benchmark, folder, [file_name], "offline mode is on", url)
     try:
         import fsspec
 
@@ -99,7 +102,8 @@ def fetch_pinned(url: str, sha256: str | None, benchmark: str, folder: str, file
             for block in iter(lambda: source.read(1 << 20), b""):
                 sink.write(block)
     except Exception as error:  # network errors come in many types
-        raise DataUnavailableError(benchmark, folder, [file_name], f"download failed: {error}") from error
+        raise DataUnavailableError(benchmark, folder, [file_name], f"download failed: {error}",
+                                   url) from error
     actual = sha256_of(partial)
     if sha256 is not None and actual != sha256:
         partial.unlink(missing_ok=True)
@@ -121,12 +125,18 @@ def load_hub_dataset(
     the local alternative when the hub cannot be reached.
     """
     if settings.offline():
-        raise DataUnavailableError(benchmark, folder, file_names, "offline mode is on")
+        raise DataUnavailableError(benchmark, folder, file_names, "offline mode is on",
+                                   _hub_page(repository))
     try:
         import datasets
 
         return datasets.load_dataset(repository, name=name, split=split, revision=revision)
     except Exception as error:
         raise DataUnavailableError(
-            benchmark, folder, file_names, f"loading {repository} from the Hugging Face hub failed: {error}"
-        ) from error
+            benchmark, folder, file_names,
+            f"loading {repository} from the Hugging Face hub failed: {error}",
+            _hub_page(repository)) from error
+
+
+def _hub_page(repository: str) -> str:
+    return f"https://huggingface.co/datasets/{repository}"

@@ -28,10 +28,13 @@ from condambig_tasks.benchmark import (
     Benchmark,
     Runtime,
     ScoredSample,
+    load_items,
     plain_summary,
     run_blocking,
     score_run,
 )
+from condambig_tasks.errors import CondambigError
+from condambig_tasks.progress import Progress, show_project_logs
 from condambig_tasks.run_memo import RunMemo
 
 logger = logging.getLogger("condambig")
@@ -53,6 +56,7 @@ class LmEvalTask:
     def load_docs(self, **metadata: Any) -> dict[str, Any]:
         import datasets
 
+        show_project_logs()
         benchmark = self.benchmark
         fixed = metadata.pop(TASK_OPTIONS_KEY, None) or {}
         options = benchmark.options({**metadata, **fixed}, strict=False)
@@ -65,7 +69,7 @@ class LmEvalTask:
         options_json = json.dumps(benchmark.options_to_json(options), sort_keys=True)
         judge_json = json.dumps(judge_options, sort_keys=True)
         docs = []
-        for item in benchmark.load(options):
+        for item in load_items(benchmark, options):
             target = benchmark.target(item, options)
             docs.append({
                 "id": benchmark.item_id(item),
@@ -135,8 +139,10 @@ def aggregate(benchmark_name: str, metric: str, items: list[Any]) -> float:
         samples = [ScoredSample(id="", values={metric: value}) for value in items]
         value = plain_summary(samples, [spec])[metric]
         return math.nan if value is None else value
+    judge = settings.judge_config_from_environment(json.loads(items[0].get("judge") or "{}"))
+    judge_identity = None if judge is None else [judge.model, judge.base_url]
     summary = _RUNS.get_or_compute(
-        [benchmark_name, items], lambda: _summarise_items(benchmark, items))
+        [benchmark_name, judge_identity, items], lambda: _summarise_items(benchmark, items))
     value = summary.get(metric)
     return math.nan if value is None else float(value)
 
@@ -156,11 +162,15 @@ def _summarise_items(benchmark: Benchmark, items: list[dict[str, Any]]) -> dict[
     if judged:
         from condambig_metrics.judge import openai_judge_engine
 
-        engine = openai_judge_engine(settings.judge_config_from_environment(judge_options))
+        engine = openai_judge_engine(settings.judge_config_from_environment(judge_options),
+                                     progress_factory=Progress)
     samples = run_blocking(score_run(
         benchmark, batch, options, Runtime(judge=engine, front_end="lm_eval")))
     if engine is not None:
         logger.info("%s judge: %s", benchmark.name, engine.stats)
+        if engine.endpoint_failure is not None:
+            raise CondambigError(f"{benchmark.name}: the judge endpoint failed "
+                                 f"({engine.endpoint_failure}); no judge metric is reported.")
     return benchmark.summarise(samples, options, judged)
 
 

@@ -22,7 +22,8 @@ from inspect_ai.solver import Solver, TaskState, generate
 
 from condambig.judge_backend import GRADER_ROLE, grader_judge_engine
 from condambig_tasks import registry
-from condambig_tasks.benchmark import Runtime, ScoredSample
+from condambig_tasks.benchmark import Runtime, ScoredSample, load_items
+from condambig_tasks.progress import show_project_logs
 
 logger = logging.getLogger("condambig")
 
@@ -38,6 +39,7 @@ def benchmark_task(
     metadata: dict[str, Any] | None = None,
 ) -> Task:
     """The Inspect task of one benchmark with the given options (``-T`` values)."""
+    show_project_logs()
     benchmark = registry.get(benchmark_name)
     options = benchmark.options({k: v for k, v in option_values.items() if v is not None})
     judged = (benchmark.uses_judge and benchmark.judge_applies(options) and bool(judge)
@@ -47,7 +49,7 @@ def benchmark_task(
     benchmark.prepare(options, Runtime(roles=dict(model_roles()), front_end="inspect"))
     options_json = benchmark.options_to_json(options)
     samples = []
-    for item in benchmark.load(options):
+    for item in load_items(benchmark, options):
         target = benchmark.target(item, options)
         samples.append(Sample(
             id=benchmark.item_id(item), input=benchmark.prompt(item, options),
@@ -73,13 +75,22 @@ def benchmark_scorer(benchmark_name: str, options: dict[str, Any], judged: bool)
     benchmark = registry.get(benchmark_name)
     typed_options = benchmark.options(options)
     corpus_step = benchmark.needs_corpus_step(typed_options, judged)
+    engines: list = []  # one judge engine for the whole eval: one cache, one concurrency bound
+
+    def judge_engine():
+        if not judged:
+            return None
+        if not engines:
+            engines.append(grader_judge_engine())
+        return engines[0]
 
     async def score(state: TaskState, target: Target) -> Score:
         item = benchmark.from_record(state.metadata["record"])
         output = state.output.completion
         if corpus_step:
-            runtime = Runtime(judge=grader_judge_engine() if judged else None,
-                              roles=dict(model_roles()), front_end="inspect")
+            # Inspect's own progress display counts the samples scored, judge included
+            runtime = Runtime(judge=judge_engine(), roles=dict(model_roles()),
+                              front_end="inspect")
             [sample] = await benchmark.score_batch([(item, output)], typed_options, runtime)
         else:
             sample = benchmark.score(item, output, typed_options)

@@ -1,6 +1,10 @@
 """Inspect entry point (``[project.entry-points.inspect_ai]``): importing registers the tasks."""
 
-# ruff: noqa: F401
+# ruff: noqa: F401, I001, E402
+from condambig_tasks.errors import install_one_line_errors
+
+install_one_line_errors()
+
 from condambig.abg_coqa import (
     abg_coqa,
     abg_coqa_clarification,

@@ -18,6 +18,7 @@ def condambigqa(
     max_conditions: int = 5,
     judge: bool = True,
     matching: str = "judge",
+    judge_weighting: str = "condambig",
     max_tokens: int | None = None,
     hub_revision: str | None = None,
 ) -> Task:
@@ -31,12 +32,15 @@ def condambigqa(
         judge: score conditions/answers with the `grader` role when one is set.
         matching: "judge" (the paper's weighted matching) or "exact" (citations, then
             answer token F1).
+        judge_weighting: "condambig" (default: expectation over the 0-10 alternatives at
+            the score token) or "deepeval" (DeepEval's G-Eval rule, the paper's judge).
         max_tokens: generation budget (default: per setting, 512-1536).
         hub_revision: a Hugging Face commit sha to pin the dataset.
     """
     return benchmark_task(
         "condambigqa",
         {"setting": setting, "release": release, "max_conditions": max_conditions,
-         "matching": matching, "hub_revision": hub_revision},
+         "matching": matching, "judge_weighting": judge_weighting,
+         "hub_revision": hub_revision},
         judge=judge, max_tokens=max_tokens, dataset_name=f"condambigqa_{setting}",
     )

@@ -20,11 +20,20 @@ from __future__ import annotations
 
 from inspect_ai import Task, task
 from inspect_ai.model import ModelOutput
-from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
+from inspect_ai.solver import (
+    Generate,
+    Solver,
+    TaskState,
+    chain,
+    generate,
+    solver,
+    system_message,
+)
 
 from condambig._factory import benchmark_task
 from condambig_tasks.errors import ConfigurationError
 from condambig_tasks.hotpot_flm.loader import Split, parse_split
+from condambig_tasks.hotpot_flm.prompts import QUESTION_PROMPTS, question_system_message
 
 QUESTIONERS = ("model", "repeater", "human")
 
@@ -39,8 +48,10 @@ def hotpot_flm(
     agent_dtype: str | None = None,
     agent_batch_size: int | None = None,
     downstream_max_new_tokens: int | None = None,
+    downstream_cut_last_token: bool | None = None,
     downstream_cache: bool | None = None,
     mask_seed: int | None = None,
+    question_prompt: str = "default",
 ) -> Task:
     """HotpotQA-FLM.
 
@@ -51,31 +62,41 @@ def hotpot_flm(
         answering_agent: local checkpoint (hub name or path) for the yes/no answering agent.
         downstream_model: local checkpoint for the downstream model.
         agent_device, agent_dtype, agent_batch_size: how local checkpoints run.
-        downstream_max_new_tokens: answer length cap of the downstream model (default 10).
+        downstream_max_new_tokens: max_new_tokens of the downstream model (default 10).
+        downstream_cut_last_token: drop each downstream answer's last generated token, as
+            the authors' code does (default on: at most 9 answer tokens kept).
         downstream_cache: keep downstream answers on disk (default on).
         mask_seed: masking seed of the full split (default 0).
+        question_prompt: ``default`` (prompt 3 as one text) or ``llama3_chat`` (the
+            authors' Llama 3 layout; its system message is added before generation).
     """
     if questioner not in QUESTIONERS:
         raise ConfigurationError(f"questioner must be one of {', '.join(QUESTIONERS)}, got {questioner!r}")
     if questioner == "human" and parse_split(split) is not Split.TEST:
         raise ConfigurationError("questioner=human needs -T split=test (only the test set has q2_gt)")
+    if question_prompt not in QUESTION_PROMPTS:
+        raise ConfigurationError(
+            f"question_prompt must be one of {', '.join(QUESTION_PROMPTS)}, got {question_prompt!r}")
     return benchmark_task(
         "hotpot_flm",
         {"split": split, "answering_agent": answering_agent,
          "downstream_model": downstream_model, "agent_device": agent_device,
          "agent_dtype": agent_dtype, "agent_batch_size": agent_batch_size,
          "downstream_max_new_tokens": downstream_max_new_tokens,
-         "downstream_cache": downstream_cache, "mask_seed": mask_seed},
-        solver=question_solver(questioner),
+         "downstream_cut_last_token": downstream_cut_last_token,
+         "downstream_cache": downstream_cache, "mask_seed": mask_seed,
+         "question_prompt": question_prompt},
+        solver=question_solver(questioner, question_system_message(question_prompt)),
         metadata={"split": parse_split(split).value, "questioner": questioner},
     )
 
 
 @solver
-def question_solver(questioner: str) -> Solver:
-    """The model asks (``generate``), or a baseline's question is put in its place."""
+def question_solver(questioner: str, system: str | None = None) -> Solver:
+    """The model asks (``generate``, after the prompt variant's system message if it has
+    one), or a baseline's question is put in its place."""
     if questioner == "model":
-        return generate()
+        return chain(system_message(system), generate()) if system else generate()
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         record = state.metadata["record"]

@@ -9,31 +9,51 @@ shared sqlite cache and judge-failed accounting.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from inspect_ai.model import GenerateConfig, Model, ModelOutput, get_model, model_roles
 
 from condambig_metrics.judge import (
+    DEFAULT_BASE_URL,
     JudgeCache,
     JudgeCompletion,
     JudgeEngine,
     PermanentJudgeError,
     TransientJudgeError,
+    normalized_base_url,
     token_logprobs,
 )
 
 GRADER_ROLE = "grader"
 
 
+_DEFAULT_TOP_LOGPROBS = 20
+_DEFAULT_MAX_TOKENS = 256
+
+
 class InspectJudgeBackend:
     """Sends judge prompts through an Inspect ``Model`` at temperature 0 with top logprobs."""
 
-    def __init__(self, model: Model, top_logprobs: int = 20, max_tokens: int = 256):
+    def __init__(self, model: Model, top_logprobs: int = _DEFAULT_TOP_LOGPROBS,
+                 max_tokens: int = _DEFAULT_MAX_TOKENS):
         self.model = model
         self.model_name = str(model)
         self.config = GenerateConfig(
             temperature=0, logprobs=True, top_logprobs=top_logprobs, max_tokens=max_tokens
         )
+        # The cache key's settings: the model name holds the provider; the endpoint is the
+        # provider's base URL when one is set (two servers may serve one model name).
+        settings: dict[str, str] = {}
+        endpoint = normalized_base_url(getattr(getattr(model, "api", None), "base_url", None))
+        if endpoint != DEFAULT_BASE_URL:
+            settings["endpoint"] = endpoint
+        if top_logprobs != _DEFAULT_TOP_LOGPROBS:
+            settings["top_logprobs"] = str(top_logprobs)
+        if max_tokens != _DEFAULT_MAX_TOKENS:
+            settings["max_tokens"] = str(max_tokens)
+        self.cache_settings = settings
 
     async def complete(self, prompt: str) -> JudgeCompletion:
         try:
@@ -73,12 +93,13 @@ def grader_judge_engine(
     concurrency: int = 16,
     max_retries: int = 4,
     use_cache: bool = True,
+    progress_factory: Callable[[str, int], Any] | None = None,
 ) -> JudgeEngine | None:
     """The engine on the ``grader`` role, or None when the eval set no grader.
 
     Call it inside a running eval (a scorer), where Inspect has bound the roles.
     ``cache_path`` None means :func:`condambig_tasks.settings.judge_cache_file` (shared
-    with lm-eval).
+    with lm-eval). ``progress_factory`` as in :class:`JudgeEngine`.
     """
     if model_roles().get(GRADER_ROLE) is None:
         return None
@@ -91,4 +112,4 @@ def grader_judge_engine(
             cache_path = settings.judge_cache_file()
         cache = JudgeCache(cache_path)
     return JudgeEngine(InspectJudgeBackend(model), cache, concurrency=concurrency,
-                       max_retries=max_retries)
+                       max_retries=max_retries, progress_factory=progress_factory)

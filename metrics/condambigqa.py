@@ -1,21 +1,30 @@
 """CondAmbigQA metrics (Li et al., CondAmbigQA), as pure functions.
 
 Citation score (eq. 1), greedy matching of generated pairs to gold properties, and the
-authors' "balanced" combined score with its over/under-generation penalties.
+authors' "balanced" scores: the three balanced parts and their mean, the combined score,
+with its over/under-generation penalties.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 
-def citation_score(cited: Sequence[int], gold: Sequence[int]) -> float:
-    """|M ∩ G| / |M|; 0 when the model cited nothing (eq. 1: a precision)."""
+def citation_score(cited: Sequence[int], gold: Sequence[int],
+                   invalid: Iterable[str] = ()) -> float:
+    """|M ∩ G| / |M|; 0 when the model cited nothing (eq. 1: a precision).
+
+    M holds the distinct cited fragment numbers and the distinct ``invalid`` entries
+    (citations naming no existing fragment: "Fragment 25" of 20, "Fragment X",
+    "Condition 1"). Eq. 1 counts every cited entry, and an invalid one is never in G, as in
+    the authors' ``evaluate_citation_correctness`` (which keeps such entries in the set).
+    """
     model = set(cited)
-    if not model:
+    size = len(model) + len(set(invalid))
+    if not size:
         return 0.0
-    return len(model & set(gold)) / len(model)
+    return len(model & set(gold)) / size
 
 
 @dataclass(frozen=True)
@@ -65,7 +74,10 @@ class CombinedInputs:
     citation: float  # t
     gold_count: int
     generated_count: int
-    mean_citations_per_pair: float  # k
+    # k: mean over the generated pairs of the length of each pair's citation list as
+    # written (every entry, repeated or invalid ones included), as the authors' table code
+    # takes it
+    mean_citations_per_pair: float
 
 
 def quantity_factor(gold_count: int, generated_count: int, answer: float) -> float:
@@ -84,11 +96,35 @@ def quantity_factor(gold_count: int, generated_count: int, answer: float) -> flo
     return 1.0
 
 
-def combined_score(inputs: CombinedInputs) -> float:
-    """mean(clip(c·F), clip(a·F), clip(q_cit·F)) with F = 0.6·quality + 0.4·quantity."""
+@dataclass(frozen=True)
+class BalancedParts:
+    """One question's balanced condition, answer and citation scores (each in [0, 1])."""
+
+    condition: float  # clip(c·F)
+    answer: float  # clip(a·F)
+    citation: float  # clip(q_cit·F)
+
+    @property
+    def combined(self) -> float:
+        """The combined score: the mean of the three parts."""
+        return (self.condition + self.answer + self.citation) / 3
+
+
+def balanced_parts(inputs: CombinedInputs) -> BalancedParts:
+    """clip(c·F), clip(a·F), clip(q_cit·F) with q_cit = t·(1 + 0.3·min(k, 3)) and
+    F = 0.6·quality + 0.4·quantity, quality = 0.5·(c + a)/2 + 0.5·q_cit.
+
+    The authors' table code computes these per question and reports their means as the
+    condition, answer and citation columns of Table 2 (and their mean as Combined).
+    """
     c, a, t = inputs.condition, inputs.answer, inputs.citation
     q_cit = t * (1 + 0.3 * min(inputs.mean_citations_per_pair, 3))
     quality = 0.5 * (c + a) / 2 + 0.5 * q_cit
     quantity = quantity_factor(inputs.gold_count, inputs.generated_count, a)
     factor = 0.6 * quality + 0.4 * quantity
-    return (_clip01(c * factor) + _clip01(a * factor) + _clip01(q_cit * factor)) / 3
+    return BalancedParts(_clip01(c * factor), _clip01(a * factor), _clip01(q_cit * factor))
+
+
+def combined_score(inputs: CombinedInputs) -> float:
+    """mean(clip(c·F), clip(a·F), clip(q_cit·F)): the mean of :func:`balanced_parts`."""
+    return balanced_parts(inputs).combined

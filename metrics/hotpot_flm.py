@@ -3,8 +3,11 @@
 Answer scoring follows ``hotpot_evaluate_v1.py`` (Yang et al., 2018): SQuAD normalisation
 (shared with the other benchmarks through :mod:`condambig_metrics.text`), plus the rule
 that a ``yes`` / ``no`` / ``noanswer`` prediction or reference scores F1 0 unless both
-normalise to the same string. Corpus numbers follow Toles et al. (§4.2): recovery
-is computed from the dataset means, not averaged per example.
+normalise to the same string. Beside that normalised EM, ``em_raw`` is the exact match the
+authors' code (github.com/mtoles/qq) reported in Toles et al.'s tables: the decoded answer
+and the gold answer compared as raw strings (``"Yes"`` vs ``"yes"`` is a miss). Corpus
+numbers follow Toles et al. (§4.2): recovery is computed from the dataset means, not
+averaged per example.
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ SPECIAL_ANSWERS = frozenset({"yes", "no", "noanswer"})
 # The three contexts the downstream model answers on (paper: x^i, x^r, x^c).
 CONTEXTS = ("incomplete", "response", "complete")
 # Keys of one example's score row, shared by lm-eval, Inspect and condambig-score.
-ROW_KEYS = tuple(f"{metric}_{context}" for metric in ("f1", "em") for context in CONTEXTS) + (
+# em: HotpotQA's normalised exact match; em_raw: the authors' raw-string exact match.
+ANSWER_METRICS = ("f1", "em", "em_raw")
+ROW_KEYS = tuple(f"{metric}_{context}" for metric in ANSWER_METRICS for context in CONTEXTS) + (
     "masked_fact_returned",
 )
 
@@ -38,6 +43,12 @@ def answer_em(prediction: str, reference: str) -> float:
     return exact_match(prediction, reference)
 
 
+def answer_em_raw(prediction: str, reference: str) -> float:
+    """The authors' exact match: 1.0 when the two strings are equal as they are (no case,
+    punctuation, article or whitespace normalisation), else 0.0."""
+    return float(prediction == reference)
+
+
 def recovery(incomplete: float, response: float, complete: float) -> float:
     """ρ = 100·(R̄(x_r) − R̄(x_i)) / (R̄(x_c) − R̄(x_i)); NaN when x_c and x_i tie (undefined)."""
     gap = complete - incomplete
@@ -53,12 +64,13 @@ def _mean(values: Sequence[float]) -> float:
 def summarize(rows: Sequence[Mapping[str, float]]) -> dict[str, float]:
     """Corpus metrics from per-example rows holding :data:`ROW_KEYS`.
 
-    F1/EM and rates are fractions in [0, 1]; ``f1_recovery`` / ``em_recovery`` are percent,
-    as the paper defines ρ. ``improved_rate`` is the share of examples with
-    Δr = F1(x_r) − F1(x_i) > 0; ``mfrr`` the share where the answering agent returned f*.
+    F1/EM and rates are fractions in [0, 1]; ``f1_recovery`` / ``em_recovery`` /
+    ``em_raw_recovery`` are percent, as the paper defines ρ (NaN when undefined).
+    ``improved_rate`` is the share of examples with Δr = F1(x_r) − F1(x_i) > 0; ``mfrr``
+    the share where the answering agent returned f*.
     """
     result: dict[str, float] = {key: _mean([float(r[key]) for r in rows]) for key in ROW_KEYS}
-    for metric in ("f1", "em"):
+    for metric in ANSWER_METRICS:
         result[f"{metric}_recovery"] = recovery(
             result[f"{metric}_incomplete"], result[f"{metric}_response"],
             result[f"{metric}_complete"],

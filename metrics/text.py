@@ -111,6 +111,25 @@ def unwrap_code_fence(text: str) -> str | None:
     return inner.strip()
 
 
+# --- lone surrogates ------------------------------------------------------------------------
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def replace_lone_surrogates(text: str) -> str:
+    """``text`` with each surrogate code point (U+D800-U+DFFF) replaced by U+FFFD.
+
+    Decoded text never holds them (a surrogate pair is one character in Python), but model
+    output can: they cannot be encoded as UTF-8, so tokenizers and HTTP clients fail on them.
+    Linear: one encoding check, and one character-class substitution when it fails.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
+
+
 # --- <think> reasoning traces ---------------------------------------------------------------
 
 _THINK_OPEN = re.compile(re.escape("<think>"), re.IGNORECASE)

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from condambig_metrics.judge.scoring import _blank_reasoning, _reason
+from condambig_metrics.judge.scoring import _blank_reasoning, parse_reply
 from condambig_metrics.text import (
     code_fences,
     f1_from_tokens,
@@ -70,8 +70,8 @@ def test_code_fences_split_closed_and_unclosed_blocks():
 
 
 def test_judge_reason_reads_a_fenced_reply():
-    assert _reason('```JSON\n{"score": 7, "reason": " fine "}\n```') == "fine"
-    assert _reason('{"reason": "plain"}') == "plain"
+    assert parse_reply('```JSON\n{"score": 7, "reason": " fine "}\n```').reason == "fine"
+    assert parse_reply('{"score": 3, "reason": "plain"}').reason == "plain"
 
 
 def test_strip_reasoning_examples():

@@ -46,7 +46,7 @@ from condambig_tasks.benchmark import (
     ScoredSample,
     plain_summary,
 )
-from condambig_tasks.data import read_json
+from condambig_tasks.data import DataUnavailableError, read_json
 from condambig_tasks.errors import ConfigurationError
 
 MAX_TOKENS = 128
@@ -54,9 +54,9 @@ DEFAULT_SUBTASK = "detection"
 DEFAULT_SPLIT = "test"
 
 SUBTASK_METRICS: dict[str, tuple[str, ...]] = {
-    "detection": (*DETECTION_METRICS, "answer_f1", "parse_rate"),
-    "clarification": (*BLEU_METRICS, *JUDGE_METRICS, "parse_rate"),
-    "clarified_qa": ("f1", "parse_rate"),
+    "detection": (*DETECTION_METRICS, "answer_f1", "parse_rate", "outputs_truncated"),
+    "clarification": (*BLEU_METRICS, *JUDGE_METRICS, "parse_rate", "outputs_truncated"),
+    "clarified_qa": ("f1", "parse_rate", "outputs_truncated"),
 }
 
 
@@ -81,6 +81,7 @@ class AbgCoQA(Benchmark[AbgCoQAOptions, AbgCoQASample]):
     title = "Abg-CoQA"
     version = "1.0"
     options_type = AbgCoQAOptions
+    data_folders = ("abg_coqa",)
     uses_judge = True
     prediction_format = (
         'structured predictions: detection [{"id", "ambiguous": bool, "answer"}], '
@@ -101,11 +102,23 @@ class AbgCoQA(Benchmark[AbgCoQAOptions, AbgCoQASample]):
         MetricSpec("judge_failed", "clarification: failed judgements (count)", SUM,
                    higher_is_better=False, judge=True),
         MetricSpec("parse_rate", "share of outputs with a non-empty reply line"),
+        MetricSpec("outputs_truncated", "outputs longer than the parsing cap, cut before "
+                   "parsing", SUM, higher_is_better=False),
     )
 
     # ------------------------------------------------------------------ items
     def load(self, options: AbgCoQAOptions) -> list[AbgCoQASample]:
-        return build_samples(load_turns(AbgCoQADataConfig(split=options.split)), options.subtask)
+        try:
+            turns = load_turns(AbgCoQADataConfig(split=options.split))
+        except DataUnavailableError as error:
+            if options.split == "val":
+                raise
+            raise DataUnavailableError(
+                error.benchmark, error.folder, error.file_names,
+                f"no {options.split} split here; with only the validation file at hand run "
+                "split=val: lm-eval --metadata '{\"split\": \"val\"}', Inspect -T split=val, "
+                "condambig-score --split val", error.upstream) from None
+        return build_samples(turns, options.subtask)
 
     def load_file(self, path: Path, options: AbgCoQAOptions) -> list[AbgCoQASample]:
         return build_samples(parse_file(read_json(path), str(path)), options.subtask)

@@ -3,6 +3,8 @@
 Total: any string gives a reply; an empty reply (or a ``<think>`` trace never closed) is a
 recorded parse failure that scores as "not ambiguous, empty answer / empty question".
 The first non-empty line is the reply, without a leading ``Answer:``-style label or quotes.
+The shared first step (``condambig_tasks.parsing.model_answer``) caps the output (a cut
+output is ``truncated``) and replaces lone surrogates; every pattern here is linear.
 Structured prediction files (a label, a question or an answer per sample) give the same
 replies, already parsed.
 """
@@ -16,7 +18,7 @@ from typing import Any
 
 from condambig_tasks.abg_coqa.records import clarified_qa_sample_id, split_clarified_qa_sample_id
 from condambig_tasks.errors import PredictionFileError
-from condambig_tasks.parsing import strip_reasoning
+from condambig_tasks.parsing import model_answer
 
 _LABEL = re.compile(
     r"^\s*(?:final answer|answer|a|clarification question|clarification|question|q)\s*:\s*",
@@ -34,6 +36,8 @@ class TextReply:
 
     text: str
     parsed: bool
+    truncated: bool = False
+    """The output was longer than the parsing caps and was cut."""
 
 
 @dataclass(frozen=True)
@@ -43,25 +47,29 @@ class DetectionReply:
     ambiguous: bool
     answer: str
     parsed: bool
+    truncated: bool = False
 
 
 def parse_text(output: str) -> TextReply:
     """The first non-empty line without its label; a failure when there is none."""
     if not isinstance(output, str):
         return TextReply(text="", parsed=False)
-    for line in strip_reasoning(output).splitlines():
+    answer = model_answer(output)
+    for line in answer.text.splitlines():
         cleaned = _LABEL.sub("", line.strip(_DECORATION)).strip(_DECORATION)
         if cleaned:
-            return TextReply(text=cleaned[:MAX_LINE_CHARS], parsed=True)
-    return TextReply(text="", parsed=False)
+            return TextReply(text=cleaned[:MAX_LINE_CHARS], parsed=True,
+                             truncated=answer.truncated)
+    return TextReply(text="", parsed=False, truncated=answer.truncated)
 
 
 def parse_detection(output: str) -> DetectionReply:
     """``AMBIGUOUS`` (or a line starting "ambiguous") is the label; anything else an answer."""
     reply = parse_text(output)
     if reply.parsed and _AMBIGUOUS.match(reply.text):
-        return DetectionReply(ambiguous=True, answer="", parsed=True)
-    return DetectionReply(ambiguous=False, answer=reply.text, parsed=reply.parsed)
+        return DetectionReply(ambiguous=True, answer="", parsed=True, truncated=reply.truncated)
+    return DetectionReply(ambiguous=False, answer=reply.text, parsed=reply.parsed,
+                          truncated=reply.truncated)
 
 
 def read_structured_predictions(raw: Any, subtask: str, source: str) -> dict[str, Any] | None:

@@ -8,6 +8,7 @@ question and its references for BLEU) goes in ``ScoredSample.details``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from condambig_metrics.abg_coqa import corpus_bleu, detection_scores, leave_one_out_f1
 from condambig_tasks.abg_coqa.parser import (
@@ -66,15 +67,18 @@ def score_clarified_qa(sample: AbgCoQASample, reply: TextReply) -> ScoredSample:
 
 def score_reply(sample: AbgCoQASample, reply: str | Reply) -> ScoredSample:
     """A raw model output (parsed the way the subtask asks for it) or a parsed reply."""
+    raw = isinstance(reply, str)
     if sample.subtask == "detection":
         if not isinstance(reply, DetectionReply):
             reply = parse_detection(reply if isinstance(reply, str) else "")
-        return score_detection(sample, reply)
-    if not isinstance(reply, TextReply):
-        reply = parse_text(reply if isinstance(reply, str) else "")
-    if sample.subtask == "clarification":
-        return score_clarification(sample, reply)
-    return score_clarified_qa(sample, reply)
+        scored = score_detection(sample, reply)
+    else:
+        if not isinstance(reply, TextReply):
+            reply = parse_text(reply if isinstance(reply, str) else "")
+        scored = (score_clarification(sample, reply) if sample.subtask == "clarification"
+                  else score_clarified_qa(sample, reply))
+    truncated = float(reply.truncated) if raw else None  # structured predictions: no text
+    return replace(scored, values={**scored.values, "outputs_truncated": truncated})
 
 
 def detection_corpus(samples: Sequence[ScoredSample]) -> dict[str, float]:

@@ -23,7 +23,7 @@ from condambig_tasks.ambignq.loader import (
 from condambig_tasks.ambignq.parser import parse_reply
 from condambig_tasks.ambignq.prompts import build_prompt
 from condambig_tasks.ambignq.records import AmbigNQQuestion, PredictedPair, SingleAnswer
-from condambig_tasks.benchmark import Benchmark, MetricSpec, ScoredSample
+from condambig_tasks.benchmark import SUM, Benchmark, MetricSpec, ScoredSample
 from condambig_tasks.data import read_json
 from condambig_tasks.errors import PredictionFileError
 
@@ -50,6 +50,7 @@ class AmbigNQ(Benchmark[AmbigNQOptions, AmbigNQQuestion]):
     title = "AmbigNQ"
     version = "1.0"
     options_type = AmbigNQOptions
+    data_folders = ("ambignq",)
     prediction_format = ("the official file: {id: [answer, ...]} or "
                          "{id: [{question, answer}, ...]}")
     metric_specs = (
@@ -60,6 +61,8 @@ class AmbigNQ(Benchmark[AmbigNQOptions, AmbigNQQuestion]):
                      "F1 over answers (multi questions; official script)")
           for name in QUESTION_METRICS),
         MetricSpec("parse_rate", "share of outputs with at least one question-answer pair"),
+        MetricSpec("outputs_truncated", "outputs longer than the parsing cap, cut before "
+                   "parsing", SUM, higher_is_better=False),
     )
 
     def load(self, options: AmbigNQOptions) -> list[AmbigNQQuestion]:
@@ -96,10 +99,12 @@ class AmbigNQ(Benchmark[AmbigNQOptions, AmbigNQQuestion]):
         if isinstance(output, OfficialPrediction):
             pairs, with_questions, parsed, error = (output.pairs, output.with_questions,
                                                     None, None)
+            truncated = None
         else:
             reply = parse_reply(output if isinstance(output, str) else "")
             pairs, with_questions = reply.pairs, True
             parsed, error = float(reply.parsed), reply.error
+            truncated = float(reply.truncated)
         scores = score_question(item.question, item.annotations, pairs, with_questions)
         values: dict[str, float | None] = {
             "f1_answer_all": scores.f1_answer,
@@ -107,6 +112,7 @@ class AmbigNQ(Benchmark[AmbigNQOptions, AmbigNQQuestion]):
             **{name: scores.question_metric(name) if scores.is_multi else None
                for name in QUESTION_METRICS},
             "parse_rate": parsed,
+            "outputs_truncated": truncated,
         }
         explanation = f"answer F1 {scores.f1_answer:.3f}" + (
             f" (output did not parse: {error})" if error else "")

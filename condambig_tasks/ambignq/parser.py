@@ -5,7 +5,9 @@ object (``{"pairs": [...]}``), after prose or a ``<think>`` trace, or cut off by
 limit (the shared :mod:`condambig_tasks.parsing` extracts and repairs the JSON). Items without
 a question (or bare answer strings) get the empty question: they count for answer F1, and
 their question metrics are scored against "". Anything else is a recorded parse failure with
-no pairs (0.0 on every metric).
+no pairs (0.0 on every metric). Parsing is bounded by the shared module's caps (an output cut
+by them is ``truncated``); a number Python cannot hold (an integer of thousands of digits,
+``NaN``) is read as the text the model wrote.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ class ParsedReply:
     pairs: tuple[PredictedPair, ...]
     parsed: bool
     error: str | None = None
+    truncated: bool = False
+    """The output was longer than the parsing caps (``condambig_tasks.parsing``) and was cut."""
 
 
 def _as_text(value: Any) -> str | None:
@@ -72,8 +76,10 @@ def parse_reply(output: str) -> ParsedReply:
     """The predicted pairs in one model output (a parse failure yields no pairs)."""
     extracted = extract_json(output)
     if not extracted.ok:
-        return ParsedReply(pairs=(), parsed=False, error=extracted.error)
+        return ParsedReply(pairs=(), parsed=False, error=extracted.error,
+                           truncated=extracted.truncated)
     pairs = _pairs_from_value(extracted.value)
     if not pairs:
-        return ParsedReply(pairs=(), parsed=False, error="no question-answer pairs in the JSON")
-    return ParsedReply(pairs=tuple(pairs), parsed=True)
+        return ParsedReply(pairs=(), parsed=False, error="no question-answer pairs in the JSON",
+                           truncated=extracted.truncated)
+    return ParsedReply(pairs=tuple(pairs), parsed=True, truncated=extracted.truncated)

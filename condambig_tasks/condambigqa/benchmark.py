@@ -3,7 +3,8 @@
 Li et al., *CondAmbigQA*: for an ambiguous question and 20 retrieved fragments the model
 returns condition-answer-citation triples. Generated pairs are matched to the gold
 properties (with a judge: the paper's weighted matching; without: citations, then answer
-token F1); conditions and answers are judged G-Eval style, citations scored by eq. 1.
+token F1); conditions and answers are judged G-Eval style, citations scored by eq. 1, and
+the main setting also reports the authors' balanced parts and combined score (Table 2).
 """
 
 from __future__ import annotations
@@ -13,8 +14,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from condambig_metrics.judge import DEFAULT_JUDGE_WEIGHTING, JUDGE_WEIGHTINGS
 from condambig_tasks import settings
-from condambig_tasks.benchmark import SUM, Benchmark, MetricSpec, Runtime, ScoredSample, json_safe
+from condambig_tasks.benchmark import (
+    CORPUS,
+    SUM,
+    Benchmark,
+    MetricSpec,
+    Runtime,
+    ScoredSample,
+    json_safe,
+)
 from condambig_tasks.condambigqa.loader import Release, load_questions
 from condambig_tasks.condambigqa.parser import parse_response
 from condambig_tasks.condambigqa.prompts import PromptOptions, build_prompt
@@ -40,7 +50,13 @@ MAX_GENERATION_TOKENS: Mapping[Setting, int] = {
 }
 
 # metrics that exist only in some settings
+# Judge matching judges every (generated, gold) pair; only the first
+# MAX_JUDGED_PAIRS_PER_CONDITION * max_conditions generated pairs are judged (10 by default),
+# the rest stay unmatched (counted in pairs_not_judged and in the count penalty).
+MAX_JUDGED_PAIRS_PER_CONDITION = 2
 _CITATION_METRICS = ("citation_score", "out_of_range_citations", "duplicate_citations")
+_MAIN_ONLY_METRICS = ("combined_score", "balanced_condition", "balanced_answer",
+                      "balanced_citation")
 
 
 @dataclass(frozen=True)
@@ -60,6 +76,13 @@ class CondAmbigQAOptions:
         "help": "judge: the paper's weighted matching; exact: citations, then answer token "
                 "F1 (always used without a judge)",
         "choices": list(MATCHING_RULES)})
+    # "condambig" (default): this project's rule; "deepeval": DeepEval's G-Eval rule, the
+    # paper's judge (see condambig_metrics.judge.scoring)
+    judge_weighting: str = field(default=DEFAULT_JUDGE_WEIGHTING, metadata={
+        "help": "how judge scores are weighted by token probabilities: condambig (the "
+                "expectation over the 0-10 alternatives at the score token) or deepeval "
+                "(DeepEval's G-Eval rule, as in the paper)",
+        "choices": list(JUDGE_WEIGHTINGS)})
     hub_revision: str | None = field(default=None, metadata={
         "help": "Hugging Face commit sha to pin the dataset (default: the revision in "
                 "loader.HUB_SOURCES)"})
@@ -73,6 +96,9 @@ class CondAmbigQAOptions:
         if self.matching not in MATCHING_RULES:
             raise ValueError(f"CondAmbigQA matching must be one of {', '.join(MATCHING_RULES)}; "
                              f"got {self.matching!r}")
+        if self.judge_weighting not in JUDGE_WEIGHTINGS:
+            raise ValueError("CondAmbigQA judge_weighting must be one of "
+                             f"{', '.join(JUDGE_WEIGHTINGS)}; got {self.judge_weighting!r}")
 
     @property
     def prompt_options(self) -> PromptOptions:
@@ -87,12 +113,17 @@ def _choice(kind, value, name: str):
         raise ValueError(f"CondAmbigQA {name} must be one of {allowed}; got {value!r}") from None
 
 
+# questions per release (Li et al.; the 200-question release is the original one)
+RELEASE_SIZES = {Release.TWO_K: 2000, Release.ORIGINAL: 200}
+
+
 class CondAmbigQA(Benchmark[CondAmbigQAOptions, CondAmbigQuestion]):
     """CondAmbigQA (Li et al.): conditions, answers and citations for ambiguous questions."""
 
     name = "condambigqa"
     title = "CondAmbigQA"
-    version = "1.0"
+    version = "1.1"
+    data_folders = ("condambigqa",)
     options_type = CondAmbigQAOptions
     uses_judge = True
     metric_specs = (
@@ -100,19 +131,33 @@ class CondAmbigQA(Benchmark[CondAmbigQAOptions, CondAmbigQuestion]):
                    "(settings that generate conditions)", judge=True),
         MetricSpec("answer_score", "judged answer correctness of the matched pairs", judge=True),
         MetricSpec("combined_score", "the authors' balanced score of condition, answer, "
-                   "citation and pair count (main setting)", judge=True),
+                   "citation and pair count (main setting; Table 2 Combined)", judge=True),
+        MetricSpec("balanced_condition", "balanced part clip(condition*F) of the combined "
+                   "score (main setting; Table 2 Condition Score)", judge=True),
+        MetricSpec("balanced_answer", "balanced part clip(answer*F) of the combined score "
+                   "(main setting; Table 2 Answer Score)", judge=True),
+        MetricSpec("balanced_citation", "balanced part clip(citation*boost*F) of the "
+                   "combined score (main setting; Table 2 Citation Score)", judge=True),
         MetricSpec("judge_failed", "questions whose judgements failed (left out of the judge "
                    "means)", SUM, higher_is_better=None, judge=True),
-        MetricSpec("citation_score", "eq. 1: cited gold fragments / cited fragments, per "
-                   "matched pair"),
+        MetricSpec("judge_weighted_rate", "share of successful judgements that were "
+                   "probability-weighted (the rest are the parsed integer)", CORPUS,
+                   higher_is_better=None, judge=True),
+        MetricSpec("citation_score", "eq. 1: cited gold fragments / cited entries (invalid "
+                   "ones included), per matched pair"),
         MetricSpec("answer_count", "generated pairs per question", higher_is_better=None),
         MetricSpec("count_difference", "generated minus gold pairs per question",
                    higher_is_better=None),
         MetricSpec("parse_rate", "share of outputs that parse into pairs"),
-        MetricSpec("out_of_range_citations", "cited fragment numbers that do not exist "
-                   "(dropped)", SUM, higher_is_better=False),
+        MetricSpec("out_of_range_citations", "cited entries naming no existing fragment "
+                   "(counted as wrong in eq. 1)", SUM, higher_is_better=False),
         MetricSpec("duplicate_citations", "citations repeated within a pair (merged)", SUM,
                    higher_is_better=False),
+        MetricSpec("pairs_not_judged", "generated pairs past the judged-pairs cap "
+                   "(2 x max_conditions), left unmatched", SUM, higher_is_better=False,
+                   judge=True),
+        MetricSpec("outputs_truncated", "outputs longer than the parsing cap, cut before "
+                   "parsing", SUM, higher_is_better=False),
     )
 
     def load(self, options: CondAmbigQAOptions) -> list[CondAmbigQuestion]:
@@ -126,6 +171,9 @@ class CondAmbigQA(Benchmark[CondAmbigQAOptions, CondAmbigQuestion]):
 
     def from_record(self, record: Mapping[str, Any]) -> CondAmbigQuestion:
         return CondAmbigQuestion.from_dict(dict(record))
+
+    def expected_size(self, options: CondAmbigQAOptions) -> int:
+        return RELEASE_SIZES[options.release]
 
     def max_tokens(self, options: CondAmbigQAOptions) -> int:
         return MAX_GENERATION_TOKENS[options.setting]
@@ -147,12 +195,14 @@ class CondAmbigQA(Benchmark[CondAmbigQAOptions, CondAmbigQuestion]):
             return [self.score(item, output, options) for item, output in batch]
         setting, matching = options.setting, options.matching
         parsed = [parse_response(output, setting, len(item.fragments)) for item, output in batch]
-        plans = [plan_judgements(setting, item, self.prompt(item, options), answer, matching)
+        cap = MAX_JUDGED_PAIRS_PER_CONDITION * options.max_conditions
+        plans = [plan_judgements(setting, item, self.prompt(item, options), answer, matching,
+                                 options.judge_weighting, cap)
                  for (item, _), answer in zip(batch, parsed, strict=True)]
         results = iter(await engine.judge_many(
             [request for plan in plans for request in plan.values()]))
         scores = [score_question(setting, item, answer, {key: next(results) for key in plan},
-                                 matching)
+                                 matching, cap)
                   for (item, _), answer, plan in zip(batch, parsed, plans, strict=True)]
         failed = sum(score.judge_failed for score in scores)
         if failed:
@@ -162,20 +212,36 @@ class CondAmbigQA(Benchmark[CondAmbigQAOptions, CondAmbigQuestion]):
 
     def active_metrics(self, options: CondAmbigQAOptions, judged: bool) -> list[MetricSpec]:
         """Citations only where fragments are shown, condition_score only where conditions
-        are generated, combined_score only in the main setting."""
+        are generated, combined_score and its balanced parts only in the main setting."""
         setting = options.setting
         return [
             spec for spec in super().active_metrics(options, judged)
             if (spec.name not in _CITATION_METRICS or setting.cites)
             and (spec.name != "condition_score" or setting.generates_conditions)
-            and (spec.name != "combined_score" or setting is Setting.MAIN)
+            and (spec.name not in _MAIN_ONLY_METRICS or setting is Setting.MAIN)
         ]
+
+    def corpus_values(self, samples: Sequence[ScoredSample], options: CondAmbigQAOptions,
+                      judged: bool) -> dict[str, float | None]:
+        """judge_weighted_rate: weighted judgements / successful judgements over the run."""
+        total = sum(int(sample.details.get("judgements") or 0) for sample in samples)
+        weighted = sum(int(sample.details.get("weighted_judgements") or 0)
+                       for sample in samples)
+        return {"judge_weighted_rate": weighted / total if total else None}
+
+    def null_reasons(self, samples: Sequence[ScoredSample], options: CondAmbigQAOptions,
+                     judged: bool, summary: Mapping[str, float | None]) -> dict[str, str]:
+        reasons = super().null_reasons(samples, options, judged, summary)
+        if "judge_weighted_rate" in reasons and samples:
+            reasons["judge_weighted_rate"] = "no successful judgement in the run"
+        return reasons
 
     def run_notes(self, options: CondAmbigQAOptions, judged: bool) -> list[str]:
         if judged:
             return []
         skipped = [spec.name for spec in self.active_metrics(options, judged=True)
-                   if spec.judge and spec.name != "judge_failed"]
+                   if spec.judge and spec.name not in ("judge_failed", "judge_weighted_rate",
+                                                      "pairs_not_judged")]
         listed = (", ".join(skipped[:-1]) + " and " + skipped[-1] if len(skipped) > 1
                   else skipped[0])
         return [
@@ -196,6 +262,9 @@ def scored_sample(score: QuestionScore, judged: bool) -> ScoredSample:
             "condition_score": score.condition,
             "answer_score": score.answer,
             "combined_score": score.combined,
+            "balanced_condition": score.balanced_condition,
+            "balanced_answer": score.balanced_answer,
+            "balanced_citation": score.balanced_citation,
             "judge_failed": float(score.judge_failed) if judged else None,
             "citation_score": score.citation,
             "answer_count": float(score.answer_count),
@@ -203,6 +272,8 @@ def scored_sample(score: QuestionScore, judged: bool) -> ScoredSample:
             "parse_rate": float(score.parsed),
             "out_of_range_citations": float(score.out_of_range_citations),
             "duplicate_citations": float(score.duplicate_citations),
+            "pairs_not_judged": float(score.pairs_not_judged) if judged else None,
+            "outputs_truncated": float(score.output_truncated),
         },
         details=json_safe(score.to_dict()),
         explanation=score.explanation(),

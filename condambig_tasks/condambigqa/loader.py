@@ -57,10 +57,21 @@ _NUMBERED_TITLE = re.compile(r"^\s*(\d+)\s*[.):-]\s*(.*)$", re.DOTALL)
 def load_questions(
     release: Release | str = Release.TWO_K, hub_revision: str | None = None
 ) -> list[CondAmbigQuestion]:
-    """All questions: every local ``condambigqa/*.json[l]`` file if present, else the hub
-    (at ``hub_revision``, a commit sha to pin, else the revision recorded in HUB_SOURCES)."""
+    """All questions of a release. Locally: the release's own file
+    (``condambigqa_2k.json`` / ``mcaqa.json``) when present, else every
+    ``condambigqa/*.json[l]`` file (with a warning naming them); else the hub (at
+    ``hub_revision``, a commit sha to pin, else the revision recorded in HUB_SOURCES)."""
     release = Release(release)
     files = local_files(FOLDER, LOCAL_PATTERNS)
+    own = [path for path in files if path.name == HUB_SOURCES[release].local_file_hint]
+    if own:
+        files = own
+    elif files:
+        logger.warning(
+            "%s: release=%s asked, but %s is not among the local files; reading %s instead "
+            "(pass release=%s if that is the release they hold)", BENCHMARK, release.value,
+            HUB_SOURCES[release].local_file_hint, ", ".join(p.name for p in files),
+            next(r.value for r in Release if r is not release))
     if files:
         raw: list[dict] = []
         for path in files:

@@ -1,28 +1,33 @@
 """Turn any model output into condition-answer-citation pairs, or a counted parse failure.
 
 Citations come in every form models write: "Fragment 3", "[3]", "3", 3, "F3",
-"Fragment 3 - Title", "Fragments 1 and 2". They become 1-based fragment numbers;
-numbers outside 1..#fragments are dropped and counted, duplicates are merged and counted.
+"Fragment 3 - Title", "Fragments 1 and 2". They become 1-based fragment numbers,
+duplicates merged and counted. An entry that names no existing fragment (a number outside
+1..#fragments, "Fragment X", "Condition 1") is kept apart as invalid and counted: eq. 1
+counts it among the cited entries, where it can never be right.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from condambig_tasks.condambigqa.records import Setting
-from condambig_tasks.parsing import extract_json, strip_reasoning
+from condambig_tasks.parsing import extract_json, model_answer
 
 _LIST_KEYS = ("conditions", "answers", "results", "pairs", "items", "responses", "output")
 _CONDITION_KEYS = ("condition", "conditions", "interpretation", "assumption")
 _ANSWER_KEYS = ("answer", "answers", "response", "groundtruth", "ground_truth", "text")
 _CITATION_KEYS = ("citations", "citation", "sources", "source", "fragments", "references")
 
-_LEADING_NUMBER = re.compile(r"^\W*(?:fragments?|frag\.?|f)?\s*#?\s*(\d+)", re.IGNORECASE)
+# No two adjacent parts of these patterns can match the same spaces, so matching is linear
+# in the entry (overlapping ``\s*`` runs made the old forms cubic and exponential).
+_LEADING_NUMBER = re.compile(r"^\W*(?:(?:fragments?|frag\.?|f)\s*)?(?:#\s*)?(\d+)", re.IGNORECASE)
 _MORE_NUMBERS = re.compile(
-    r"^(?:(?:\s*(?:,|;|&|and|\]|\[|\)|\(|fragments?|f)\s*)+#?\s*\d+)*\s*[\])]?\s*$", re.IGNORECASE
+    r"^(?:(?:\s*(?:,|;|&|and|\]|\[|\)|\(|fragments?|f))+\s*(?:#\s*)?\d+)*\s*[\])]?\s*$",
+    re.IGNORECASE,
 )
 
 
@@ -30,7 +35,20 @@ _MORE_NUMBERS = re.compile(
 class GeneratedPair:
     condition: str
     answer: str
-    citations: tuple[int, ...] = ()
+    citations: tuple[int, ...] = ()  # distinct valid fragment numbers, first-cited order
+    # distinct cited entries naming no existing fragment ("F25" for an out-of-range 25, else
+    # the entry's text, case-folded)
+    invalid_citations: tuple[str, ...] = ()
+    # length of the citation list as written (None: not known, taken as the distinct valid
+    # and invalid entries)
+    citation_list_length: int | None = None
+
+    @property
+    def cited_entry_count(self) -> int:
+        """k's per-pair count: the citation list's length as the model wrote it."""
+        if self.citation_list_length is not None:
+            return self.citation_list_length
+        return len(self.citations) + len(self.invalid_citations)
 
 
 @dataclass(frozen=True)
@@ -41,6 +59,7 @@ class ParsedResponse:
     out_of_range_citations: int = 0
     duplicate_citations: int = 0
     notes: tuple[str, ...] = field(default_factory=tuple)
+    truncated: bool = False  # the output was cut to the parsing cap first
 
 
 def parse_response(text: object, setting: Setting, fragment_count: int) -> ParsedResponse:
@@ -53,9 +72,14 @@ def parse_response(text: object, setting: Setting, fragment_count: int) -> Parse
 
 def _parse(text: object, setting: Setting, fragment_count: int) -> ParsedResponse:
     extracted = extract_json(text)
+    parsed = _pairs_of(extracted, text, setting, fragment_count)
+    return replace(parsed, truncated=extracted.truncated)
+
+
+def _pairs_of(extracted, text: object, setting: Setting, fragment_count: int) -> ParsedResponse:
     if not extracted.ok:
         if setting is Setting.CLOSED_BOOK and isinstance(text, str):
-            plain = strip_reasoning(text).strip()
+            plain = model_answer(text).text.strip()
             if plain:  # a closed-book answer in plain prose is still one answer
                 return ParsedResponse((GeneratedPair("", plain[:2000]),), True,
                                       notes=("plain-text answer",))
@@ -71,12 +95,14 @@ def _parse(text: object, setting: Setting, fragment_count: int) -> ParsedRespons
         condition, answer, raw_citations = _fields(item)
         if not answer and not condition:
             continue
-        numbers: tuple[int, ...] = ()
-        if setting.cites:  # closed-book settings show no fragments: citations are ignored
-            numbers, dropped, repeated = _citation_numbers(raw_citations, fragment_count)
-            out_of_range += dropped
-            duplicates += repeated
-        pairs.append(GeneratedPair(condition, answer, numbers))
+        if not setting.cites:  # closed-book settings show no fragments: citations ignored
+            pairs.append(GeneratedPair(condition, answer))
+            continue
+        numbers, invalid, dropped, repeated = _citation_numbers(raw_citations, fragment_count)
+        out_of_range += dropped
+        duplicates += repeated
+        pairs.append(GeneratedPair(condition, answer, numbers, invalid,
+                                   _list_length(raw_citations)))
     if items and not pairs:
         return ParsedResponse((), False, "JSON has no object with a condition or an answer",
                               out_of_range, duplicates)
@@ -123,21 +149,41 @@ def _text(value: Any) -> str:
     return str(value).strip()
 
 
-def _citation_numbers(raw: Any, fragment_count: int) -> tuple[tuple[int, ...], int, int]:
-    """(numbers in first-cited order, out-of-range count, duplicate count)."""
-    found: list[int] = []
+def _citation_numbers(
+    raw: Any, fragment_count: int,
+) -> tuple[tuple[int, ...], tuple[str, ...], int, int]:
+    """(valid numbers in first-cited order, distinct invalid entries, invalid-entry count,
+    duplicate count). Blank entries cite nothing and are skipped."""
+    kept: dict[int, None] = {}  # insertion-ordered sets: membership in O(1)
+    invalid: dict[str, None] = {}
+    invalid_count = duplicates = 0
     for entry in _citation_entries(raw):
-        found.extend(_numbers_in(entry))
-    kept: list[int] = []
-    out_of_range = duplicates = 0
-    for number in found:
-        if not 1 <= number <= fragment_count:
-            out_of_range += 1
-        elif number in kept:
-            duplicates += 1
-        else:
-            kept.append(number)
-    return tuple(kept), out_of_range, duplicates
+        if not entry.strip():
+            continue
+        numbers = _numbers_in(entry)
+        if not numbers:  # "Fragment X", "Condition 1", a bare title
+            invalid_count += 1
+            invalid.setdefault(" ".join(entry.split()).casefold())
+            continue
+        for number in numbers:
+            if not 1 <= number <= fragment_count:
+                invalid_count += 1
+                invalid.setdefault(f"F{number}")
+            elif number in kept:
+                duplicates += 1
+            else:
+                kept[number] = None
+    return tuple(kept), tuple(invalid), invalid_count, duplicates
+
+
+def _list_length(raw: Any) -> int:
+    """The citation field's length as written: a list's (or mapping's) entries, 1 for a
+    single value, 0 for none (the authors' table code takes ``len(citations)``)."""
+    if raw is None or isinstance(raw, bool):
+        return 0
+    if isinstance(raw, (list, tuple, Mapping)):
+        return len(raw)
+    return 1
 
 
 def _citation_entries(raw: Any) -> list[str]:

@@ -15,11 +15,16 @@ from statistics import mean
 from condambig_metrics.condambigqa import (
     CombinedInputs,
     MatchWeights,
+    balanced_parts,
     citation_score,
-    combined_score,
     greedy_match,
 )
-from condambig_metrics.judge import JudgeCriterion, JudgeRequest, JudgeResult
+from condambig_metrics.judge import (
+    DEFAULT_JUDGE_WEIGHTING,
+    JudgeCriterion,
+    JudgeRequest,
+    JudgeResult,
+)
 from condambig_metrics.text import token_f1
 from condambig_tasks.condambigqa.parser import GeneratedPair, ParsedResponse
 from condambig_tasks.condambigqa.records import CondAmbigQuestion, Setting
@@ -83,6 +88,14 @@ class QuestionScore:
     duplicate_citations: int
     parse_error: str | None = None
     judge_errors: tuple[str, ...] = field(default_factory=tuple)
+    # the balanced parts of ``combined`` (main setting, judged): Table 2's columns
+    balanced_condition: float | None = None
+    balanced_answer: float | None = None
+    balanced_citation: float | None = None
+    judgements: int = 0  # successful judgements made for this question
+    weighted_judgements: int = 0  # of which probability-weighted
+    pairs_not_judged: int = 0  # pairs past the judged-pairs cap (never matched)
+    output_truncated: bool = False  # the output was cut before parsing
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -92,10 +105,14 @@ class QuestionScore:
             return f"parse failure: {self.parse_error}"
         parts = [f"{self.answer_count} pair(s) for {self.gold_count} gold; matched "
                  f"{list(self.matches)} by {self.matching}"]
-        for name in ("condition", "answer", "citation", "combined"):
+        for name in ("condition", "answer", "citation", "combined", "balanced_condition",
+                     "balanced_answer", "balanced_citation"):
             value = getattr(self, name)
             if value is not None:
                 parts.append(f"{name}={value:.3f}")
+        if self.judgements:
+            parts.append(f"{self.weighted_judgements} of {self.judgements} judgement(s) "
+                         "probability-weighted")
         if self.judge_failed:
             parts.append("judge failed: " + "; ".join(self.judge_errors[:3]))
         return "; ".join(parts)
@@ -103,12 +120,15 @@ class QuestionScore:
 
 def plan_judgements(
     setting: Setting, question: CondAmbigQuestion, prompt: str, parsed: ParsedResponse,
-    matching: str = JUDGE_MATCHING,
+    matching: str = JUDGE_MATCHING, weighting: str = DEFAULT_JUDGE_WEIGHTING,
+    max_judged_pairs: int | None = None,
 ) -> dict[JudgeKey, JudgeRequest]:
-    """The judgements scoring needs: every (generated, gold) pair for judge matching, only
-    the matched pairs for exact matching."""
+    """The judgements scoring needs: every (generated, gold) pair for judge matching — of the
+    first ``max_judged_pairs`` generated pairs, so a flood of pairs cannot multiply the
+    judge's cost — and only the matched pairs for exact matching; ``weighting`` is the
+    judge's weighting rule."""
     if matching == JUDGE_MATCHING:
-        candidates = [(i, j) for i in range(len(parsed.pairs))
+        candidates = [(i, j) for i in range(_judged_pair_count(parsed.pairs, max_judged_pairs))
                       for j in range(len(question.properties))]
     else:
         candidates = _exact_matches(setting, parsed.pairs, question.properties)
@@ -117,9 +137,9 @@ def plan_judgements(
         pair, gold = parsed.pairs[i], question.properties[j]
         if setting.generates_conditions:
             requests[("condition", i, j)] = JudgeRequest(
-                CONDITION_CORRECTNESS, prompt, pair.condition, gold.condition)
+                CONDITION_CORRECTNESS, prompt, pair.condition, gold.condition, weighting)
         requests[("answer", i, j)] = JudgeRequest(
-            ANSWER_CORRECTNESS, prompt, pair.answer, gold.answer)
+            ANSWER_CORRECTNESS, prompt, pair.answer, gold.answer, weighting)
     return requests
 
 
@@ -129,8 +149,12 @@ def score_question(
     parsed: ParsedResponse,
     judgements: Mapping[JudgeKey, JudgeResult] | None,
     matching: str = JUDGE_MATCHING,
+    max_judged_pairs: int | None = None,
 ) -> QuestionScore:
-    """Match and score one question. ``judgements=None`` means no judge is configured."""
+    """Match and score one question. ``judgements=None`` means no judge is configured.
+
+    With judge matching only the first ``max_judged_pairs`` pairs can be matched; the rest
+    stay unmatched predictions (they count in ``answer_count`` and the count penalty)."""
     setting = Setting(setting)
     use_judge_matching = matching == JUDGE_MATCHING
     judged = judgements is not None
@@ -140,15 +164,21 @@ def score_question(
         count_difference=len(pairs) - len(gold),
         out_of_range_citations=parsed.out_of_range_citations,
         duplicate_citations=parsed.duplicate_citations, parse_error=parsed.error,
+        output_truncated=parsed.truncated,
     )
+    succeeded = [r for r in (judgements or {}).values() if not r.failed]
+    common.update(judgements=len(succeeded),
+                  weighted_judgements=sum(r.weighted for r in succeeded))
     zero_if_judged = 0.0 if judged else None
     if not pairs or not gold:  # no usable pair: 0 everywhere (not skipped, see README)
+        zero_if_main = zero_if_judged if setting is Setting.MAIN else None
         return QuestionScore(
             **common,
             citation=0.0 if setting.cites else None,
             condition=zero_if_judged if setting.generates_conditions else None,
             answer=zero_if_judged,
-            combined=zero_if_judged if setting is Setting.MAIN else None,
+            combined=zero_if_main, balanced_condition=zero_if_main,
+            balanced_answer=zero_if_main, balanced_citation=zero_if_main,
             judge_failed=False, matching=JUDGE_MATCHING if judged else EXACT_MATCHING,
             matches=(),
         )
@@ -170,37 +200,47 @@ def score_question(
             if setting.generates_conditions:
                 value += weights.condition * judgements[("condition", i, j)].score
             if setting.cites:
-                value += weights.citation * citation_score(pairs[i].citations, gold[j].fragments)
+                value += weights.citation * _pair_citation(pairs[i], gold[j])
             return value
 
-        matches = greedy_match(len(pairs), len(gold), objective)
+        judged_pairs = _judged_pair_count(pairs, max_judged_pairs)
+        common["pairs_not_judged"] = len(pairs) - judged_pairs
+        matches = greedy_match(judged_pairs, len(gold), objective)
     else:
         matches = _exact_matches(setting, pairs, gold)
 
     citation = _mean_citation(setting, pairs, gold, matches)
-    condition = answer = combined = None
+    condition = answer = parts = None
     if judged:
         answer = mean(judgements[("answer", i, j)].score for i, j in matches)
         if setting.generates_conditions:
             condition = mean(judgements[("condition", i, j)].score for i, j in matches)
         if setting is Setting.MAIN:
-            combined = combined_score(CombinedInputs(
+            parts = balanced_parts(CombinedInputs(
                 condition=condition, answer=answer, citation=citation,
                 gold_count=len(gold), generated_count=len(pairs),
-                mean_citations_per_pair=mean(len(p.citations) for p in pairs),
+                mean_citations_per_pair=mean(p.cited_entry_count for p in pairs),
             ))
     return QuestionScore(**common, citation=citation, condition=condition, answer=answer,
-                         combined=combined, judge_failed=False,
+                         combined=parts.combined if parts else None,
+                         balanced_condition=parts.condition if parts else None,
+                         balanced_answer=parts.answer if parts else None,
+                         balanced_citation=parts.citation if parts else None,
+                         judge_failed=False,
                          matching=JUDGE_MATCHING if judged and use_judge_matching
                          else EXACT_MATCHING,
                          matches=tuple(matches))
+
+
+def _judged_pair_count(pairs: Sequence[GeneratedPair], cap: int | None) -> int:
+    return len(pairs) if cap is None else min(len(pairs), cap)
 
 
 def _exact_matches(setting: Setting, pairs: Sequence[GeneratedPair], gold) -> list:
     """Greedy matching on citation score, then answer token F1 (no judge needed)."""
 
     def objective(i: int, j: int) -> tuple[float, float]:
-        cited = citation_score(pairs[i].citations, gold[j].fragments) if setting.cites else 0.0
+        cited = _pair_citation(pairs[i], gold[j]) if setting.cites else 0.0
         return cited, token_f1(pairs[i].answer, gold[j].answer)
 
     return greedy_match(len(pairs), len(gold), objective)
@@ -211,4 +251,9 @@ def _mean_citation(setting, pairs, gold, matches) -> float | None:
         return None
     if not matches:
         return 0.0
-    return mean(citation_score(pairs[i].citations, gold[j].fragments) for i, j in matches)
+    return mean(_pair_citation(pairs[i], gold[j]) for i, j in matches)
+
+
+def _pair_citation(pair: GeneratedPair, gold) -> float:
+    """Eq. 1 for one generated pair against one gold property (invalid entries counted)."""
+    return citation_score(pair.citations, gold.fragments, pair.invalid_citations)

@@ -100,6 +100,7 @@ class ConditionalQA(Benchmark[ConditionalQAOptions, ConditionalQAItem]):
     title = "ConditionalQA"
     version = "1.0"
     options_type = ConditionalQAOptions
+    data_folders = ("conditionalqa",)
     # evaluate.py gives a reference question without a prediction no score at all (it is
     # appended to none of the lists it averages), so it is left out, not scored as wrong
     prediction_format = ('the official file: [{"id": ..., "answers": [[answer, '
@@ -115,6 +116,8 @@ class ConditionalQA(Benchmark[ConditionalQAOptions, ConditionalQAItem]):
                    "(dropped)", aggregation=SUM, higher_is_better=False),
         MetricSpec("truncated_documents", "questions whose document was cut to "
                    "max_document_words", aggregation=SUM, higher_is_better=None),
+        MetricSpec("outputs_truncated", "outputs longer than the parsing cap, cut before "
+                   "parsing", SUM, higher_is_better=False),
     )
 
     # ------------------------------------------------------------------ options and items

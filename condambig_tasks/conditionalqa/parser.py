@@ -5,14 +5,18 @@ Any string yields a :class:`ParsedAnswers`: either the answers (possibly none, m
 inside a Markdown fence or surrounded by prose, a bare list of answers, answers as objects,
 ``[answer, [numbers]]`` pairs or plain strings, and a reasoning model's ``<think>...</think>``
 trace before the reply (``condambig_tasks.parsing`` strips it, and repairs truncated JSON
-when no complete JSON value has the answers structure). Cited element numbers are mapped back to the element strings the
-model was shown; numbers that were not shown (or unreadable citations) are dropped and
-counted in ``out_of_range_citations``.
+when no complete JSON value has the answers structure). Cited element numbers are mapped
+back to the element strings the model was shown; numbers that were not shown (or unreadable
+citations) are dropped and counted in ``out_of_range_citations``.
+
+Bounded: the shared first step caps the output (``truncated``), at most
+``MAX_JSON_CANDIDATES`` fenced blocks and start positions are decoded, every regular
+expression here is linear, and a number the model wrote that Python cannot hold (a huge
+integer, ``NaN``) is a string that names no element, so only that citation is dropped.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -20,14 +24,15 @@ from typing import Any
 
 from condambig_metrics.text import code_fences, normalize_answer, without_language_tag
 from condambig_tasks.conditionalqa.records import ConditionalAnswer
-from condambig_tasks.parsing import MAX_PARSED_CHARACTERS, extract_json, strip_reasoning
-
-MAX_JSON_CANDIDATES = 64
-"""Start positions tried per reply: bounds the work on megabytes of junk."""
+from condambig_tasks.parsing import MAX_JSON_CANDIDATES, decode_json, find_json, model_answer
 
 # Language tags dropped from a closed fence's first line (after spaces or tabs).
 _FENCE_TAGS = ("json", "JSON")
-_NUMBER_CITATION = re.compile(r"^\s*(?:element\s*)?[\[(#]?\s*(\d+)\s*[\])]?\s*$", re.IGNORECASE)
+# Matched against the stripped citation: no two adjacent parts can share a space, so the
+# match is linear (a leading "\s*" before an optional "[" and another "\s*" is quadratic).
+_NUMBER_CITATION = re.compile(r"^(?:element\s*)?(?:[\[(#]\s*)?(\d+)(?:\s*[\])])?$", re.IGNORECASE)
+_MAX_CITATION_DIGITS = 9
+"""A cited number with more digits names no element (and is never converted to int)."""
 _NUMBER_LIST = re.compile(r"^[\s\d,;\[\]#()]+$")
 _NO_ANSWER_TEXTS = frozenset(
     {"not answerable", "unanswerable", "notanswerable", "no answer", "cannot be answered"}
@@ -44,13 +49,15 @@ class ParsedAnswers:
     parsed: bool
     failure: str | None = None
     out_of_range_citations: int = 0
+    truncated: bool = False
+    """The output was longer than the parsing caps (``condambig_tasks.parsing``) and was cut."""
 
     def official_answers(self) -> list[tuple[str, list[str]]]:
         return [answer.as_official() for answer in self.answers]
 
 
-def _failure(reason: str) -> ParsedAnswers:
-    return ParsedAnswers(answers=(), parsed=False, failure=reason)
+def _failure(reason: str, truncated: bool = False) -> ParsedAnswers:
+    return ParsedAnswers(answers=(), parsed=False, failure=reason, truncated=truncated)
 
 
 class _ShapeError(ValueError):
@@ -63,13 +70,11 @@ def json_candidates(text: str) -> list[Any]:
     A value nested inside one already decoded is not a candidate of its own, so a malformed
     ``{"answers": [...]}`` is never replaced by a fragment of it.
     """
-    decoder = json.JSONDecoder()
     values: list[Any] = []
     for block in _closed_fence_blocks(text)[:MAX_JSON_CANDIDATES]:
-        try:
-            values.append(json.loads(block))
-        except (ValueError, RecursionError):
-            continue
+        decoded = decode_json(block, whole=True)
+        if decoded is not None:
+            values.append(decoded[0])
     attempts = 0
     decoded_until = 0
     for match in re.finditer(r"[\[{]", text):
@@ -78,11 +83,10 @@ def json_candidates(text: str) -> list[Any]:
         attempts += 1
         if attempts > MAX_JSON_CANDIDATES:
             break
-        try:
-            value, decoded_until = decoder.raw_decode(text, match.start())
-        except (ValueError, RecursionError):
-            continue
-        values.append(value)
+        decoded = decode_json(text, match.start())
+        if decoded is not None:
+            value, decoded_until = decoded
+            values.append(value)
     return values
 
 
@@ -168,9 +172,10 @@ def resolve_citation(citation: Any, elements: Mapping[int, str]) -> str | None:
     elif isinstance(citation, float) and citation.is_integer():
         number = int(citation)
     elif isinstance(citation, str):
-        match = _NUMBER_CITATION.match(citation)
+        match = _NUMBER_CITATION.match(citation.strip())
         if match:
-            number = int(match.group(1))
+            digits = match.group(1)
+            number = int(digits) if len(digits) <= _MAX_CITATION_DIGITS else None
         else:
             stripped = citation.strip()
             for element in elements.values():
@@ -182,7 +187,7 @@ def resolve_citation(citation: Any, elements: Mapping[int, str]) -> str | None:
     return elements.get(number)
 
 
-def _read_answers(value: Any, elements: Mapping[int, str]) -> ParsedAnswers:
+def _read_answers(value: Any, elements: Mapping[int, str], truncated: bool) -> ParsedAnswers:
     answers: list[ConditionalAnswer] = []
     out_of_range = 0
     for item in _answer_items(value):
@@ -198,7 +203,8 @@ def _read_answers(value: Any, elements: Mapping[int, str]) -> ParsedAnswers:
                 conditions.append(element)
         answers.append(ConditionalAnswer(text=text, conditions=tuple(conditions)))
     return ParsedAnswers(
-        answers=tuple(answers), parsed=True, out_of_range_citations=out_of_range
+        answers=tuple(answers), parsed=True, out_of_range_citations=out_of_range,
+        truncated=truncated,
     )
 
 
@@ -207,9 +213,10 @@ def parse_model_output(output: Any, elements: Mapping[int, str]) -> ParsedAnswer
     try:
         if not isinstance(output, str):
             return _failure(f"output is {type(output).__name__}, not text")
-        text = strip_reasoning(output)[:MAX_PARSED_CHARACTERS]
+        answer = model_answer(output)
+        text, truncated = answer.text, answer.truncated
         if not text:
-            return _failure("empty output (or a <think> trace that never closed)")
+            return _failure("empty output (or a <think> trace that never closed)", truncated)
         # Prefer an object carrying "answers" over a bare list met earlier in the text.
         ranked = sorted(
             json_candidates(text),
@@ -218,19 +225,19 @@ def parse_model_output(output: Any, elements: Mapping[int, str]) -> ParsedAnswer
         reasons: list[str] = []
         for value in ranked:
             try:
-                return _read_answers(value, elements)
+                return _read_answers(value, elements, truncated)
             except _ShapeError as error:
                 reasons.append(str(error))
         # Last resort: the shared extractor repairs truncated JSON / trailing commas.
-        repaired = extract_json(text)
+        repaired = find_json(text)
         if repaired.ok:
             try:
-                return _read_answers(repaired.value, elements)
+                return _read_answers(repaired.value, elements, truncated)
             except _ShapeError as error:
                 reasons.append(str(error))
         if not reasons:
-            return _failure(repaired.error or "no JSON found")
-        return _failure(f"JSON without the answers structure ({reasons[0]})")
+            return _failure(repaired.error or "no JSON found", truncated)
+        return _failure(f"JSON without the answers structure ({reasons[0]})", truncated)
     except Exception as error:  # total by design: bad model output is data
         return _failure(f"unreadable output ({type(error).__name__})")
 

@@ -24,7 +24,8 @@ SCORE_METRICS = ("em", "em_with_conditions", "f1", "f1_with_conditions")
 BREAKDOWNS = ("yesno", "extractive", "conditional")
 """The official breakdowns; each metric ``<breakdown>_<score>`` averages over its own questions."""
 
-READING_METRICS = ("parse_rate", "out_of_range_citations", "truncated_documents")
+READING_METRICS = ("parse_rate", "out_of_range_citations", "truncated_documents",
+                   "outputs_truncated")
 """How the raw replies could be read (not reported for the official prediction format)."""
 
 
@@ -53,4 +54,5 @@ def reading_values(parsed: ParsedAnswers, truncated_document: bool) -> dict[str,
         "parse_rate": float(parsed.parsed),
         "out_of_range_citations": float(parsed.out_of_range_citations),
         "truncated_documents": float(truncated_document),
+        "outputs_truncated": float(parsed.truncated),
     }

@@ -23,16 +23,33 @@ from condambig_tasks.hotpot_flm.prompts import (
     parse_enumerated_choice,
     yes_no_prompt,
 )
-from condambig_tasks.hotpot_flm.records import Fact
+from condambig_tasks.hotpot_flm.records import Fact, FlmExample
 
 
 @dataclass(frozen=True)
 class AgentQuery:
-    """A clarifying question put to the answering agent, with the example's candidates."""
+    """A clarifying question put to the answering agent, with the example's candidates.
+
+    ``order``: the candidate indices in the authors' scoring order (masked fact, then
+    non-supporting sentences, then the other supporting facts; see
+    :meth:`FlmExample.scoring_order`), which decides exact ties; empty: context order.
+    ``masked_index``: the masked fact, the one candidate the authors' generative agent saw
+    with its title.
+    """
 
     example_id: str
     question: str
     candidates: tuple[Fact, ...]
+    order: tuple[int, ...] = ()
+    masked_index: int | None = None
+
+    @classmethod
+    def for_example(cls, example: FlmExample, question: str) -> AgentQuery:
+        return cls(example.id, question, example.candidates, example.scoring_order(),
+                   example.masked_index)
+
+    def scoring_order(self) -> tuple[int, ...]:
+        return self.order or tuple(range(len(self.candidates)))
 
 
 @dataclass(frozen=True)
@@ -55,11 +72,14 @@ class DownstreamModel(Protocol):
     def answer(self, prompts: Sequence[str]) -> list[str]: ...
 
 
-def arg_max(values: Sequence[float]) -> int:
-    """Index of the largest value; the first one on ties (candidates are in context order)."""
-    best = 0
-    for index, value in enumerate(values):
-        if value > values[best]:
+def arg_max(values: Sequence[float], order: Sequence[int] | None = None) -> int:
+    """Index of the largest value; on exact ties the one that comes first in ``order``
+    (default: index order), as ``torch.argmax`` over the authors' candidate list keeps its
+    first maximum."""
+    ranked = list(order) if order is not None else list(range(len(values)))
+    best = ranked[0]
+    for index in ranked:
+        if values[index] > values[best]:
             best = index
     return best
 
@@ -67,6 +87,8 @@ def arg_max(values: Sequence[float]) -> int:
 class YesNoAnsweringAgent:
     """The paper's answering agent: score every candidate by P(yes), return the arg-max.
 
+    Exact ties go to the candidate the authors scored first (the masked fact, then
+    non-supporting sentences, then the other supporting facts: :attr:`AgentQuery.order`).
     All queries' candidates go through the model together, batched and length-sorted.
     ``lock`` serialises calls when the model is shared between threads.
     """
@@ -85,7 +107,7 @@ class YesNoAnsweringAgent:
         for query in queries:
             scores = probabilities[start:start + len(query.candidates)]
             start += len(query.candidates)
-            choices.append(AgentChoice(arg_max(scores)))
+            choices.append(AgentChoice(arg_max(scores, query.scoring_order())))
         return choices
 
 
@@ -103,7 +125,7 @@ def generative_choice(query: AgentQuery, reply: str) -> AgentChoice:
 def generative_prompt(query: AgentQuery) -> str:
     """The enumerated "which answer is correct?" prompt for an API / Inspect answering agent."""
     order = candidate_order(query.example_id, len(query.candidates))
-    return enumerated_prompt(query.question, query.candidates, order)
+    return enumerated_prompt(query.question, query.candidates, order, query.masked_index)
 
 
 class LocalDownstream:
@@ -114,6 +136,8 @@ class LocalDownstream:
         self.name = generator.checkpoint.spec.name_or_path
         self.identity = generator.checkpoint.identity
         self.decoding = f"greedy:max_new_tokens={generator.max_new_tokens}"
+        if generator.cut_last_token:
+            self.decoding += ":cut_last_token"
         self.lock = lock or contextlib.nullcontext()
 
     def answer(self, prompts: Sequence[str]) -> list[str]:
@@ -131,7 +155,7 @@ class LocalAgents:
     call and thread (one lock: a checkpoint may play both agents and is not re-entrant).
 
     ``options`` is the benchmark's options (checkpoint names, device, dtype, batch size,
-    downstream answer length).
+    downstream answer length and whether its last token is cut).
     """
 
     def __init__(self, options: Any, pool: CheckpointPool | None = None):
@@ -161,6 +185,7 @@ class LocalAgents:
                 checkpoint = self.pool.get(self._spec(self.options.downstream_model),
                                            "downstream model", "downstream_model")
                 generator = GreedyGenerator(checkpoint, self.options.downstream_max_new_tokens,
-                                            self.limits)
+                                            self.limits,
+                                            cut_last_token=self.options.downstream_cut_last_token)
                 self._downstream = LocalDownstream(generator, self.lock)
             return self._downstream

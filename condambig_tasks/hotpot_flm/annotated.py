@@ -126,6 +126,8 @@ def build_test_example(row: AnnotatedRow, example: HotpotExample) -> FlmExample 
         masked_fact=candidates[masked_index], masked_index=masked_index,
         candidates=tuple(candidates), supporting_count=len(support | {keys[masked_index]}),
         human_question=row.human_question,
+        supporting_indices=tuple(index for index, key in enumerate(keys)
+                                 if key in support or index == masked_index),
     )
 
 

@@ -6,7 +6,9 @@ sees a HotpotQA question whose context lacks one supporting fact and asks one cl
 question (prompt 3); an answering agent answers it with one fact of the example; a
 downstream model answers the original question on the incomplete context, on the context
 plus the returned fact and on the complete context. Scores are HotpotQA's answer F1 / EM
-per context, and the corpus recovery, MFRR and improved rate (§4.2).
+per context (and the authors' raw-string EM), and the corpus recovery, MFRR and improved
+rate (§4.2). The defaults reproduce the authors' code: float32 agents, downstream answers
+cut as their ``T5_PM`` cuts them, candidates scored in their order (ties to the masked fact).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from condambig_tasks.hotpot_flm.agents import (
 )
 from condambig_tasks.hotpot_flm.cache import AnswerCache, NoCache
 from condambig_tasks.hotpot_flm.hf_models import (
+    DEFAULT_DTYPE,
     DTYPES,
     CheckpointSpec,
     check_checkpoint_available,
@@ -38,7 +41,7 @@ from condambig_tasks.hotpot_flm.hf_models import (
 from condambig_tasks.hotpot_flm.loader import Split, load_examples, parse_split
 from condambig_tasks.hotpot_flm.masking import DEFAULT_MASK_SEED
 from condambig_tasks.hotpot_flm.pipeline import ExampleOutcome, in_worker_thread, run_pipeline
-from condambig_tasks.hotpot_flm.prompts import clean_question, question_prompt
+from condambig_tasks.hotpot_flm.prompts import QUESTION_PROMPTS, clean_question, question_prompt
 from condambig_tasks.hotpot_flm.questions import (
     BASELINES,
     QUESTION_FILE_FORMAT,
@@ -57,8 +60,12 @@ from condambig_tasks.hotpot_flm.roles import (
 
 logger = logging.getLogger(__name__)
 
-# The authors' downstream model generates at most 10 new tokens (short answers).
+# The authors' downstream model (T5_PM in github.com/mtoles/qq) generates at most 10 new
+# tokens and then cuts the last one: answers keep at most 9 tokens.
 DEFAULT_DOWNSTREAM_MAX_NEW_TOKENS = 10
+# HotpotQA distractor validation (the full split's source) and the annotated test rows.
+FULL_SPLIT_SIZE = 7_405
+TEST_SPLIT_SIZE = 400
 DEFAULT_AGENT_BATCH_SIZE = 32
 # the model under evaluation asks one question; lm-eval's max_gen_toks is the same
 MAX_TOKENS = 256
@@ -83,12 +90,20 @@ class FlmOptions:
                                         role=DOWNSTREAM_ROLE)})
     agent_device: str = field(default="auto", metadata={
         "help": "device of local agents: auto, cpu, cuda, cuda:N, mps", "cli": ("--device",)})
-    agent_dtype: str = field(default="auto", metadata={
-        "help": "dtype of local agents", "cli": ("--dtype",), "choices": list(DTYPES)})
+    agent_dtype: str = field(default=DEFAULT_DTYPE, metadata={
+        "help": "dtype of local agents (float32: the paper's; auto: bfloat16 on CUDA devices "
+                "that support it)", "cli": ("--dtype",), "choices": list(DTYPES)})
     agent_batch_size: int = field(default=DEFAULT_AGENT_BATCH_SIZE, metadata={
         "help": "batch size of local agents", "cli": ("--batch-size",)})
     downstream_max_new_tokens: int = field(default=DEFAULT_DOWNSTREAM_MAX_NEW_TOKENS, metadata={
-        "help": "answer length cap of the downstream model"})
+        "help": "max_new_tokens of the downstream model's greedy generation"})
+    downstream_cut_last_token: bool = field(default=True, metadata={
+        "help": "drop the last generated token of each downstream answer, as the authors' "
+                "code does (10 new tokens keep at most 9)"})
+    question_prompt: str = field(default="default", metadata={
+        "help": "C's prompt 3 layout: default (one text, as sent to GPT-4o) or llama3_chat "
+                "(the authors' Llama 3 instruction layout, with its system message)",
+        "choices": list(QUESTION_PROMPTS)})
     downstream_cache: bool = field(default=True, metadata={
         "help": "read and write the downstream answer cache", "cli": ("--cache",)})
     mask_seed: int = field(default=DEFAULT_MASK_SEED, metadata={
@@ -99,9 +114,17 @@ class FlmOptions:
         if self.agent_dtype not in DTYPES:
             raise ConfigurationError(
                 f"agent_dtype {self.agent_dtype!r} is not one of {', '.join(DTYPES)}")
+        if self.question_prompt not in QUESTION_PROMPTS:
+            raise ConfigurationError(
+                f"question_prompt {self.question_prompt!r} is not one of "
+                f"{', '.join(QUESTION_PROMPTS)}")
         if self.agent_batch_size < 1 or self.downstream_max_new_tokens < 1:
             raise ConfigurationError(
                 "agent_batch_size and downstream_max_new_tokens must be >= 1")
+        if self.downstream_cut_last_token and self.downstream_max_new_tokens < 2:
+            raise ConfigurationError(
+                "downstream_max_new_tokens must be >= 2 when downstream_cut_last_token is on "
+                "(the last of the tokens is cut)")
 
     @property
     def cache_path(self) -> Path:
@@ -114,6 +137,13 @@ class FlmOptions:
     @property
     def downstream_checkpoint(self) -> str:
         return checkpoint_name(self.downstream_model)
+
+
+_ANSWER_METRIC_NAMES = {
+    "f1": "HotpotQA answer F1",
+    "em": "HotpotQA answer EM (normalised strings equal)",
+    "em_raw": "the authors' EM (raw strings equal, no normalisation)",
+}
 
 
 def _rate(samples: Sequence[ScoredSample], key: str) -> float | None:
@@ -130,17 +160,22 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
 
     name = "hotpot_flm"
     title = "HotpotQA-FLM"
-    version = "1.0"
+    version = "1.1"
+    data_folders = ("hotpotqa", "hotpot_flm")
     options_type = FlmOptions
     cli_output_aliases = ("--questions",)
     prediction_format = f"{QUESTION_FILE_FORMAT}; or a baseline: {', '.join(BASELINES)}"
     metric_specs = (
         MetricSpec("f1_recovery", "100·(F1(x_r) − F1(x_i)) / (F1(x_c) − F1(x_i)) on the "
                    "dataset means, percent (headline)", CORPUS),
-        MetricSpec("em_recovery", "the same recovery for exact match, percent", CORPUS),
-        *(MetricSpec(f"{metric}_{context}", f"HotpotQA answer {metric.upper()} of the "
+        MetricSpec("em_recovery", "the same recovery for HotpotQA's normalised exact "
+                   "match, percent", CORPUS),
+        MetricSpec("em_raw_recovery", "the same recovery for the authors' raw-string exact "
+                   "match (the EM of Toles et al.'s tables), percent", CORPUS),
+        *(MetricSpec(f"{metric}_{context}", f"{_ANSWER_METRIC_NAMES[metric]} of the "
                      f"downstream answer on the {context} context")
-          for metric in ("f1", "em") for context in ("incomplete", "response", "complete")),
+          for metric in ("f1", "em", "em_raw")
+          for context in ("incomplete", "response", "complete")),
         MetricSpec("mfrr", "share of examples where the answering agent returned the masked "
                    "fact", CORPUS),
         MetricSpec("improved_rate", "share of examples with F1(x_r) > F1(x_i)", CORPUS),
@@ -169,7 +204,7 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
         return load_examples(options.split, options.mask_seed)
 
     def prompt(self, item: FlmExample, options: FlmOptions) -> str:
-        return question_prompt(item)
+        return question_prompt(item, options.question_prompt)
 
     def target(self, item: FlmExample, options: FlmOptions) -> str:
         return item.answer
@@ -273,7 +308,7 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
         """One set of local agents per checkpoint setup, loaded once per process."""
         key = (options.answering_checkpoint, options.downstream_checkpoint,
                options.agent_device, options.agent_dtype, options.agent_batch_size,
-               options.downstream_max_new_tokens)
+               options.downstream_max_new_tokens, options.downstream_cut_last_token)
         with self._local_lock:
             if key not in self._local:
                 self._local[key] = LocalAgents(options)
@@ -296,6 +331,33 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
         corpus["empty_question_rate"] = _rate(samples, "empty_question_rate")
         return {spec.name: _finite(corpus.get(spec.name))
                 for spec in self.active_metrics(options, judged)}
+
+    def null_reasons(self, samples: Sequence[ScoredSample], options: FlmOptions, judged: bool,
+                     summary: Mapping[str, float | None]) -> dict[str, str]:
+        """Why a metric is None: nothing scored, or a recovery whose denominator
+        R̄(x_c) − R̄(x_i) is 0 (the complete and incomplete answers score the same)."""
+        reasons = super().null_reasons(samples, options, judged, summary)
+        rows = [s.values for s in samples
+                if all(s.values.get(key) is not None for key in ROW_KEYS)]
+        for name in reasons:
+            if not samples or not name.endswith("_recovery"):
+                continue
+            if not rows:
+                reasons[name] = "no example has all three downstream answers scored"
+                continue
+            metric = name.removesuffix("_recovery")
+            corpus = summarize(rows)
+            label = _ANSWER_METRIC_NAMES[metric]
+            reasons[name] = (
+                f"undefined: {label} is the same on the complete and incomplete contexts "
+                f"({corpus[f'{metric}_complete']:.4f} on {len(rows)} examples), so the "
+                "recovery's denominator is 0")
+        return reasons
+
+    def expected_size(self, options: FlmOptions) -> int:
+        """Examples of the split's source: HotpotQA distractor validation's 7,405 questions
+        (full; Toles et al. report n = 7,404), or the 400 annotated rows (test)."""
+        return FULL_SPLIT_SIZE if options.split == Split.FULL.value else TEST_SPLIT_SIZE
 
 
 def _asked(output: Any) -> str:

@@ -1,8 +1,11 @@
 """Loading the agents' checkpoints with ``transformers``: any seq2seq or causal model.
 
-Device ``auto`` picks CUDA, then Apple MPS, then CPU. Dtype ``auto`` picks bfloat16 on a
-CUDA device that supports it and float32 otherwise — never float16 by default, because
-T5 checkpoints (the paper's flan-t5-base) overflow in float16. Remote code is never run.
+Device ``auto`` picks CUDA, then Apple MPS, then CPU. The default dtype is float32 on every
+device, as Toles et al. ran their agents (their code loads flan-t5 without a dtype); in
+bfloat16 the answering agent's choice changes on some examples and exact ties get likelier.
+Dtype ``auto`` (opt-in) picks bfloat16 on a CUDA device that supports it and float32
+otherwise — never float16, because T5 checkpoints (the paper's flan-t5-base) overflow in
+it. Remote code is never run.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from typing import Any
 from condambig_tasks import settings
 from condambig_tasks.errors import ConfigurationError
 
-DTYPES = ("auto", "float32", "bfloat16", "float16")
+DTYPES = ("float32", "auto", "bfloat16", "float16")
+DEFAULT_DTYPE = "float32"  # the paper's numerics, on every device
 
 
 class AgentLoadError(ConfigurationError):
@@ -29,7 +33,7 @@ class CheckpointSpec:
 
     name_or_path: str
     device: str = "auto"
-    dtype: str = "auto"
+    dtype: str = DEFAULT_DTYPE
 
 
 @dataclass
@@ -60,7 +64,7 @@ def resolve_device(requested: str):
 def resolve_dtype(requested: str, device):
     import torch
 
-    requested = (requested or "auto").strip().lower()
+    requested = (requested or DEFAULT_DTYPE).strip().lower()
     if requested not in DTYPES:
         raise ValueError(f"agent dtype {requested!r} is not one of {', '.join(DTYPES)}")
     if requested == "auto":

@@ -35,8 +35,9 @@ def load_hotpot_examples() -> list[HotpotExample]:
     if files:
         path = files[0]
         content = read_json(path)
-        if not isinstance(content, list):
-            raise CorruptDataError(f"{path}: expected a JSON list of HotpotQA examples.")
+        if not isinstance(content, list) or not content:
+            raise CorruptDataError(f"{path}: expected a JSON list of HotpotQA examples; "
+                                   f"replace it with the upstream {FILE_NAME}.")
         return [normalise_example(row, str(path)) for row in content]
     dataset = load_hub_dataset(
         HUB_REPOSITORY, HUB_REVISION, BENCHMARK, FOLDER, [FILE_NAME],
@@ -55,6 +56,9 @@ def _pairs(value: Any, first: str, second: str) -> list[tuple[Any, Any]]:
 
 def normalise_example(row: Mapping[str, Any], source: str) -> HotpotExample:
     """One example in either layout; a malformed row raises CorruptDataError naming it."""
+    if not isinstance(row, Mapping):
+        raise CorruptDataError(f"{source}: an entry is {type(row).__name__}, not a HotpotQA "
+                               f"record; replace the file with the upstream {FILE_NAME}.")
     example_id = row.get("_id", row.get("id"))
     try:
         paragraphs = tuple(

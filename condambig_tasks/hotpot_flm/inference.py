@@ -120,13 +120,42 @@ class YesNoScorer:
 
 
 class GreedyGenerator:
-    """Greedy decoding of many prompts at once; answers are the first line, stripped."""
+    """Greedy decoding of many prompts at once; answers are the first line, stripped.
+
+    ``cut_last_token``: drop each answer's last generated token, as the authors' downstream
+    model does (``T5_PM.forward`` in github.com/mtoles/qq: ``generate(max_new_tokens=10)``
+    then ``[:, 1:-1]``, which removes the decoder start token and the last token). An answer
+    that ended with end-of-sequence loses only that marker; one that ran to the cap loses
+    its last word piece, so at most ``max_new_tokens - 1`` answer tokens are kept.
+    """
 
     def __init__(self, checkpoint: LoadedCheckpoint, max_new_tokens: int,
-                 limits: BatchLimits = BatchLimits()):
+                 limits: BatchLimits = BatchLimits(), cut_last_token: bool = False):
         self.checkpoint = checkpoint
         self.max_new_tokens = max_new_tokens
         self.limits = limits
+        self.cut_last_token = cut_last_token
+
+    def _stop_ids(self) -> set[int]:
+        """End-of-sequence ids of the model (a generation config may list several)."""
+        ids: set[int] = set()
+        for source in (getattr(self.checkpoint.model, "generation_config", None),
+                       getattr(self.checkpoint.model, "config", None), self.checkpoint.tokenizer):
+            value = getattr(source, "eos_token_id", None)
+            if isinstance(value, int):
+                ids.add(value)
+            elif isinstance(value, (list, tuple)):
+                ids.update(int(item) for item in value)
+        return ids
+
+    def _answer_ids(self, row: Sequence[int], stop: set[int]) -> list[int]:
+        """A row's answer tokens: up to the first end-of-sequence (padding after it dropped),
+        then, with ``cut_last_token``, without the last generated token."""
+        tokens = list(row)
+        ended = next((position for position, token in enumerate(tokens) if token in stop), None)
+        if ended is not None:
+            return tokens[:ended]  # the cut removes the end-of-sequence marker only
+        return tokens[:-1] if self.cut_last_token else tokens
 
     def generate(self, prompts: Sequence[str]) -> list[str]:
         import torch
@@ -151,10 +180,11 @@ class GreedyGenerator:
                     input_ids=ids, attention_mask=mask, do_sample=False, num_beams=1,
                     max_new_tokens=self.max_new_tokens, pad_token_id=tokenizer.pad_token_id,
                 )
-                if left:
-                    generated = generated[:, ids.shape[1]:]
-                texts = tokenizer.batch_decode(generated, skip_special_tokens=True)
-                for index, text in zip(batch, texts, strict=True):
+                # the answer tokens: after the prompt (causal) or the decoder start (seq2seq)
+                generated = generated[:, ids.shape[1]:] if left else generated[:, 1:]
+                stop = self._stop_ids()
+                for index, row in zip(batch, generated.tolist(), strict=True):
+                    text = tokenizer.decode(self._answer_ids(row, stop), skip_special_tokens=True)
                     outputs[index] = first_line(text)
         by_prompt = dict(zip(unique, outputs, strict=True))
         return [by_prompt[prompt] for prompt in prompts]

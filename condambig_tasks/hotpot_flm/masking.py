@@ -69,4 +69,5 @@ def build_full_example(example: HotpotExample, seed: int = DEFAULT_MASK_SEED) ->
         incomplete_context=render_context(incomplete), complete_context=render_context(complete),
         masked_fact=candidates[masked_index], masked_index=masked_index,
         candidates=tuple(candidates), supporting_count=len(support),
+        supporting_indices=tuple(index for index, key in enumerate(keys) if key in support_set),
     )

@@ -85,7 +85,7 @@ async def run_pipeline(
 ) -> PipelineRun:
     """Score ``questions`` (example id → clarifying question) on ``examples``."""
     chosen = [example for example in examples if example.id in questions]
-    queries = [AgentQuery(e.id, questions[e.id], e.candidates) for e in chosen]
+    queries = [AgentQuery.for_example(e, questions[e.id]) for e in chosen]
     choices = await _call(agent.choose, queries)
     prompts = [context_prompts(example, example.candidates[choice.index])
                for example, choice in zip(chosen, choices, strict=True)]

@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 
 from condambig_tasks.hotpot_flm.records import Fact, FlmExample
-from condambig_tasks.parsing import strip_reasoning
+from condambig_tasks.parsing import model_answer, strip_reasoning
 
 # Longer questions are cut before they reach the answering agent: no clarifying question
 # needs more, and a runaway generation would otherwise dominate the agent's cost.
@@ -20,19 +20,52 @@ CAUSAL_ANSWER_CUE = "\nAnswer:"
 DOWNSTREAM_SUFFIX = "Answer in as few words as possible:"
 
 
-def question_prompt(example: FlmExample) -> str:
-    """Prompt 3 of the paper (§8.1), the one used for GPT-4o and Llama 3 (authors' ``p3``)."""
+# The variants of C's prompt (option ``question_prompt``).
+QUESTION_PROMPTS = ("default", "llama3_chat")
+P3_INSTRUCTION = "What question can you ask to help you answer the final question?"
+# The system message of the authors' Llama 3 questioner (``Llama3_Secondary_Model``):
+# sent by the front end (Inspect adds it; lm-eval takes it as --system_instruction).
+LLAMA3_SYSTEM_MESSAGE = (
+    "Below is an instruction that describes a task, paired with an input that provides "
+    "further context. Write a response that appropriately completes the request. Only write "
+    "the response, nothing else."
+)
+
+
+def question_prompt(example: FlmExample, variant: str = "default") -> str:
+    """C's prompt: prompt 3 of the paper (§8.1, authors' ``p3``).
+
+    ``default``: p3 as one text, as the authors sent it to GPT-4o (``OpenAI_Secondary_Model``).
+    ``llama3_chat``: the layout of the authors' Llama 3 8B Instruct questioner
+    (``Llama3_Secondary_Model`` in github.com/mtoles/qq): the user message
+    ``Instruction:\n{p3}\n\n### Input:\nContext:\n{x_i}\nQuestion:\n{task}\nYou can
+    ask:\n\n### Response:`` under the system message :data:`LLAMA3_SYSTEM_MESSAGE`.
+    """
+    if variant == "llama3_chat":
+        return (
+            f"Instruction:\n{P3_INSTRUCTION}\n\n### Input:\n"
+            f"Context:\n{example.incomplete_context}\nQuestion:\n{example.question}\n"
+            "You can ask:\n\n### Response:"
+        )
+    if variant != "default":
+        raise ValueError(f"question prompt {variant!r} is not one of {', '.join(QUESTION_PROMPTS)}")
     return (
-        "What question can you ask to help you answer the final question?\n\n"
+        f"{P3_INSTRUCTION}\n\n"
         f"{example.incomplete_context}\n\n{example.question}\n\nYou can ask:"
     )
 
 
+def question_system_message(variant: str) -> str | None:
+    """The system message that goes with a question prompt variant (None: no system message)."""
+    return LLAMA3_SYSTEM_MESSAGE if variant == "llama3_chat" else None
+
+
 def clean_question(output: str) -> str:
-    """The clarifying question from a model output: reasoning traces dropped, length capped."""
+    """The clarifying question from a model output: capped, lone surrogates replaced (the
+    agents' tokenizers reject them), reasoning traces dropped, length capped."""
     if not isinstance(output, str):
         return ""
-    return strip_reasoning(output)[:MAX_QUESTION_CHARACTERS].strip()
+    return model_answer(output).text[:MAX_QUESTION_CHARACTERS].strip()
 
 
 def yes_no_prompt(question: str, candidate: Fact) -> str:
@@ -67,9 +100,19 @@ def candidate_order(example_id: str, count: int) -> list[int]:
     return order
 
 
-def enumerated_prompt(question: str, candidates: Sequence[Fact], order: Sequence[int]) -> str:
-    """``Question: q`` + numbered candidates + "Which answer is correct? ..." (appendix §8.2)."""
-    block = "".join(f"{shown}. {candidates[index].render()}\n" for shown, index in enumerate(order))
+def enumerated_prompt(
+    question: str, candidates: Sequence[Fact], order: Sequence[int],
+    titled: int | None = None,
+) -> str:
+    """``Question: q`` + numbered candidates + "Which answer is correct? ..." (appendix §8.2).
+
+    As in the authors' ``OpenAI_Oracle`` (github.com/mtoles/qq, ``oracles.py``) only the
+    masked fact (``titled``) is listed as ``Title: sentence``; every other candidate is its
+    bare sentence. ``titled`` None lists no title.
+    """
+    block = "".join(
+        f"{shown}. {candidates[index].render() if index == titled else candidates[index].sentence}\n"
+        for shown, index in enumerate(order))
     return (
         f"Question: {question}\n\n{block}\n\n"
         "Which answer is correct? Only say the number of the answer, nothing else."

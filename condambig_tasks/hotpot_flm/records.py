@@ -55,7 +55,8 @@ class FlmExample:
 
     ``candidates`` are every sentence of the example in context order (the masked fact,
     the other supporting facts, and all distractor sentences); ``masked_index`` points at
-    the masked fact f* among them. Contexts are rendered strings without the task.
+    the masked fact f* among them; ``supporting_indices`` at the facts of x_c (the
+    supporting facts, f* included). Contexts are rendered strings without the task.
     """
 
     id: str
@@ -69,6 +70,21 @@ class FlmExample:
     candidates: tuple[Fact, ...]
     supporting_count: int
     human_question: str | None = None
+    supporting_indices: tuple[int, ...] = ()
+
+    def scoring_order(self) -> tuple[int, ...]:
+        """Candidate indices in the order the authors' answering agent scores them.
+
+        The authors' ``T5_Bool_Oracle`` (github.com/mtoles/qq, ``oracles.py``) builds its
+        list as the masked fact first, then the non-supporting sentences, then the other
+        supporting facts (each group in context order), and keeps the first arg-max: on an
+        exact tie the masked fact wins, then a non-supporting sentence.
+        """
+        supporting = set(self.supporting_indices)
+        rest = [index for index in range(len(self.candidates)) if index != self.masked_index]
+        return (self.masked_index,
+                *(index for index in rest if index not in supporting),
+                *(index for index in rest if index in supporting))
 
     def response_context(self, returned: Fact) -> str:
         """x_r = x_i + f_r, the returned fact appended at the end (paper §4.2)."""
@@ -86,6 +102,7 @@ class FlmExample:
             "candidates": [[fact.title, fact.sentence] for fact in self.candidates],
             "supporting_count": self.supporting_count,
             "human_question": self.human_question,
+            "supporting_indices": list(self.supporting_indices),
         }
 
     @classmethod
@@ -98,6 +115,7 @@ class FlmExample:
             candidates=tuple(Fact(*pair) for pair in data["candidates"]),
             supporting_count=int(data["supporting_count"]),
             human_question=data.get("human_question"),
+            supporting_indices=tuple(int(index) for index in data.get("supporting_indices") or ()),
         )
 
 

@@ -10,13 +10,23 @@ from condambig_metrics.judge.cache import JudgeCache, cache_key
 from condambig_metrics.judge.engine import JudgeEngine, summarize
 from condambig_metrics.judge.errors import (
     JudgeError,
+    LogprobsRefusedError,
     PermanentJudgeError,
     TransientJudgeError,
     UnparseableReplyError,
 )
-from condambig_metrics.judge.openai_backend import OpenAIJudgeBackend, openai_judge_engine
+from condambig_metrics.judge.openai_backend import (
+    DEFAULT_BASE_URL,
+    OpenAIJudgeBackend,
+    normalized_base_url,
+    openai_judge_engine,
+)
 from condambig_metrics.judge.prompt import render_prompt
 from condambig_metrics.judge.records import (
+    DEFAULT_JUDGE_WEIGHTING,
+    JUDGE_WEIGHTINGS,
+    WEIGHTING_CONDAMBIG,
+    WEIGHTING_DEEPEVAL,
     JudgeBackend,
     JudgeCompletion,
     JudgeConfig,
@@ -26,9 +36,19 @@ from condambig_metrics.judge.records import (
     JudgeStats,
     TokenLogprobs,
 )
-from condambig_metrics.judge.scoring import judge_reply, parse_reply, token_logprobs
+from condambig_metrics.judge.scoring import (
+    deepeval_weighted_score,
+    judge_reply,
+    parse_reply,
+    token_logprobs,
+)
 
 __all__ = [
+    "DEFAULT_BASE_URL",
+    "DEFAULT_JUDGE_WEIGHTING",
+    "JUDGE_WEIGHTINGS",
+    "WEIGHTING_CONDAMBIG",
+    "WEIGHTING_DEEPEVAL",
     "JudgeBackend",
     "JudgeCache",
     "JudgeCompletion",
@@ -39,13 +59,16 @@ __all__ = [
     "JudgeRequest",
     "JudgeResult",
     "JudgeStats",
+    "LogprobsRefusedError",
     "OpenAIJudgeBackend",
     "PermanentJudgeError",
     "TokenLogprobs",
     "TransientJudgeError",
     "UnparseableReplyError",
     "cache_key",
+    "deepeval_weighted_score",
     "judge_reply",
+    "normalized_base_url",
     "openai_judge_engine",
     "parse_reply",
     "render_prompt",

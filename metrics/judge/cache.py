@@ -1,4 +1,5 @@
-"""Persistent judge cache: one sqlite file, one row per (judge model, full prompt).
+"""Persistent judge cache: one sqlite file, one row per judgement (judge model, full prompt,
+weighting rule, and the endpoint and settings that change a judgement; see :func:`cache_key`).
 
 Each result is written (and committed) as soon as it arrives, so a run that is killed
 resumes by asking only for what is missing. Failures are never stored. WAL mode and a
@@ -11,8 +12,11 @@ import hashlib
 import os
 import sqlite3
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from condambig_metrics.judge.records import DEFAULT_JUDGE_WEIGHTING
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS judgements (
@@ -33,13 +37,32 @@ class CachedJudgement:
     reason: str
 
 
-def cache_key(model_name: str, prompt: str) -> str:
-    """sha256 over the judge model name and the full prompt."""
+def cache_key(model_name: str, prompt: str, weighting: str = DEFAULT_JUDGE_WEIGHTING,
+              settings: Mapping[str, object] | None = None) -> str:
+    """sha256 over the judge model name, the full prompt, the weighting rule and the
+    backend's settings that change a judgement (endpoint, log-probabilities, length).
+
+    Only what differs from the defaults is added (the weighting rule's name when it is not
+    the default, then each entry of ``settings`` in name order), so a judgement made with
+    the default rule at the default endpoint with default settings keeps the key
+    sha256(model \0 prompt). Text is encoded with ``surrogatepass``: a lone surrogate in
+    a prompt gives a key, not an error.
+    """
     digest = hashlib.sha256()
-    digest.update(model_name.encode("utf-8"))
+    digest.update(_encoded(model_name))
     digest.update(b"\x00")
-    digest.update(prompt.encode("utf-8"))
+    digest.update(_encoded(prompt))
+    if weighting != DEFAULT_JUDGE_WEIGHTING:
+        digest.update(b"\x00weighting=")
+        digest.update(_encoded(weighting))
+    for name in sorted(settings or {}):
+        digest.update(b"\x00" + _encoded(name) + b"=")
+        digest.update(_encoded(str((settings or {})[name])))
     return digest.hexdigest()
+
+
+def _encoded(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
 
 
 class JudgeCache:

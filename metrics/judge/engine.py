@@ -2,6 +2,11 @@
 
 Backends only send one prompt; everything that makes a judged run reliable and fast lives
 here once, for lm-eval, Inspect and ``condambig-score`` alike.
+
+Progress: give the engine a ``progress_factory(label, total)`` (for instance
+``condambig_tasks.progress.Progress``); each :meth:`JudgeEngine.judge_many` call then makes
+one progress object for its distinct judgements and calls its ``advance(1)`` as each one
+finishes (cache hits and failures included).
 """
 
 from __future__ import annotations
@@ -10,8 +15,9 @@ import asyncio
 import concurrent.futures
 import logging
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from tenacity import (
     AsyncRetrying,
@@ -23,10 +29,15 @@ from tenacity import (
 )
 
 from condambig_metrics.judge.cache import CachedJudgement, JudgeCache, cache_key
-from condambig_metrics.judge.errors import PermanentJudgeError, TransientJudgeError
+from condambig_metrics.judge.errors import (
+    LogprobsRefusedError,
+    PermanentJudgeError,
+    TransientJudgeError,
+)
 from condambig_metrics.judge.prompt import SCORE_MAX, render_prompt
 from condambig_metrics.judge.records import (
     JudgeBackend,
+    JudgeCompletion,
     JudgeRequest,
     JudgeResult,
     JudgeStats,
@@ -44,6 +55,9 @@ class _Counters:
     cache_hits: int = 0
     retries: int = 0
     failures: int = 0
+    logprob_fallbacks: int = 0
+    judged: int = 0  # judgements obtained, from the endpoint or the cache
+    last_error: str | None = None
 
 
 class JudgeEngine:
@@ -59,6 +73,7 @@ class JudgeEngine:
         request_timeout_seconds: float | None = None,
         backoff_initial_seconds: float = 0.5,
         backoff_max_seconds: float = 20.0,
+        progress_factory: Callable[[str, int], Any] | None = None,
     ):
         if concurrency < 1:
             raise ValueError(f"judge concurrency must be >= 1, got {concurrency}")
@@ -71,6 +86,7 @@ class JudgeEngine:
         self.request_timeout_seconds = request_timeout_seconds
         self.backoff_initial_seconds = backoff_initial_seconds
         self.backoff_max_seconds = backoff_max_seconds
+        self.progress_factory = progress_factory
         self._counters = _Counters()
         self._endpoint_error: PermanentJudgeError | None = None
         self._semaphore: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
@@ -83,21 +99,47 @@ class JudgeEngine:
     def stats(self) -> JudgeStats:
         counters = self._counters
         return JudgeStats(counters.requests_sent, counters.cache_hits, counters.retries,
-                          counters.failures)
+                          counters.failures, counters.logprob_fallbacks)
+
+    @property
+    def endpoint_failure(self) -> str | None:
+        """Why the endpoint, not one prompt, failed; None when it did not.
+
+        An authentication or endpoint error (HTTP 401/403/404), or failures with not one
+        judgement obtained (an unreachable or broken endpoint). A run that reports judged
+        metrics should stop with an error status when this is set.
+        """
+        if self._endpoint_error is not None:
+            return str(self._endpoint_error)
+        counters = self._counters
+        if counters.failures and not counters.judged:
+            return (f"all {counters.failures} judgement(s) failed; the last error: "
+                    f"{counters.last_error}")
+        return None
 
     async def judge_many(self, requests: Sequence[JudgeRequest]) -> list[JudgeResult]:
-        """One result per request, in order; identical prompts are judged once.
+        """One result per request, in order; identical prompts (under one weighting rule)
+        are judged once.
 
         Concurrent calls on one event loop share the engine's ``concurrency`` bound.
         """
-        prompts = [render_prompt(request) for request in requests]
-        unique = list(dict.fromkeys(prompts))
+        asks = [(render_prompt(request), request.weighting) for request in requests]
+        unique = list(dict.fromkeys(asks))
         if self.cache is not None:
             self.cache.open()
         semaphore = self._semaphore_for_this_loop()
-        results = await asyncio.gather(*(self._judge(prompt, semaphore) for prompt in unique))
-        by_prompt = dict(zip(unique, results, strict=True))
-        return [by_prompt[prompt] for prompt in prompts]
+        progress = (None if self.progress_factory is None
+                    else self.progress_factory(f"judge {self.model_name}", len(unique)))
+
+        async def judge(prompt: str, weighting: str) -> JudgeResult:
+            result = await self._judge(prompt, weighting, semaphore)
+            if progress is not None:
+                progress.advance(1)
+            return result
+
+        results = await asyncio.gather(*(judge(prompt, weighting) for prompt, weighting in unique))
+        by_ask = dict(zip(unique, results, strict=True))
+        return [by_ask[ask] for ask in asks]
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
@@ -134,17 +176,20 @@ class JudgeEngine:
             if close is not None:
                 await close()
 
-    async def _judge(self, prompt: str, semaphore: asyncio.Semaphore) -> JudgeResult:
-        key = cache_key(self.backend.model_name, prompt)
+    async def _judge(self, prompt: str, weighting: str,
+                     semaphore: asyncio.Semaphore) -> JudgeResult:
+        key = cache_key(self.backend.model_name, prompt, weighting,
+                        getattr(self.backend, "cache_settings", None))
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
                 self._counters.cache_hits += 1
+                self._counters.judged += 1
                 return _result(hit, cached=True)
         if self._endpoint_error is not None:
             return self._failed(str(self._endpoint_error))
         try:
-            judgement = await self._ask_with_retries(prompt, semaphore)
+            judgement = await self._ask_with_retries(prompt, weighting, semaphore)
         except PermanentJudgeError as error:
             if error.affects_all_requests:
                 self._endpoint_error = error
@@ -155,15 +200,17 @@ class JudgeEngine:
             raise
         except Exception as error:  # a backend bug must not take down the whole run
             return self._failed(f"{type(error).__name__}: {error}")
+        self._counters.judged += 1
         if self.cache is not None:
             try:
                 self.cache.put(key, self.backend.model_name, judgement)
-            except (OSError, sqlite3.Error) as error:  # keep the judgement; only resuming suffers
+            except (OSError, ValueError, sqlite3.Error) as error:  # keep the judgement; only resuming suffers
                 logger.warning("judge cache %s: could not store a result: %s",
                                self.cache.path, error)
         return _result(judgement, cached=False)
 
-    async def _ask_with_retries(self, prompt: str, semaphore: asyncio.Semaphore) -> CachedJudgement:
+    async def _ask_with_retries(self, prompt: str, weighting: str,
+                                semaphore: asyncio.Semaphore) -> CachedJudgement:
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.max_retries + 1),
             wait=wait_exponential(multiplier=self.backoff_initial_seconds,
@@ -178,24 +225,31 @@ class JudgeEngine:
                 async with semaphore:  # held per attempt, not while backing off
                     if self._endpoint_error is not None:
                         raise self._endpoint_error
-                    return await self._ask_once(prompt)
+                    return await self._ask_once(prompt, weighting)
         raise AssertionError("unreachable: tenacity re-raises the last error")
 
-    async def _ask_once(self, prompt: str) -> CachedJudgement:
+    async def _ask_once(self, prompt: str, weighting: str) -> CachedJudgement:
+        try:
+            completion = await self._send(prompt)
+        except LogprobsRefusedError:
+            # The backend has switched log-probabilities off: ask again now, as every
+            # request in flight when the refusals came back does.
+            self._counters.logprob_fallbacks += 1
+            completion = await self._send(prompt)
+        judgement = judge_reply(completion, weighting)  # UnparseableReplyError is retried
+        return CachedJudgement(judgement.raw_score, judgement.weighted, judgement.reason)
+
+    async def _send(self, prompt: str) -> JudgeCompletion:
         self._counters.requests_sent += 1
         try:
             if self.request_timeout_seconds is None:
-                completion = await self.backend.complete(prompt)
-            else:
-                completion = await asyncio.wait_for(
-                    self.backend.complete(prompt), self.request_timeout_seconds
-                )
+                return await self.backend.complete(prompt)
+            return await asyncio.wait_for(self.backend.complete(prompt),
+                                          self.request_timeout_seconds)
         except asyncio.TimeoutError as error:
             raise TransientJudgeError(
                 f"judge request timed out after {self.request_timeout_seconds} s"
             ) from error
-        judgement = judge_reply(completion)  # UnparseableReplyError is retried
-        return CachedJudgement(judgement.raw_score, judgement.weighted, judgement.reason)
 
     def _count_retry(self, state: RetryCallState) -> None:
         self._counters.retries += 1
@@ -204,6 +258,7 @@ class JudgeEngine:
 
     def _failed(self, error: str) -> JudgeResult:
         self._counters.failures += 1
+        self._counters.last_error = error
         if self._counters.failures <= _FAILURES_LOGGED:
             logger.warning("judge %s: judgement failed: %s%s", self.backend.model_name, error,
                            " (further failures are logged at debug level)"

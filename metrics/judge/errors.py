@@ -15,6 +15,15 @@ class UnparseableReplyError(TransientJudgeError):
     """The judge answered but no 0-10 score could be read from its reply."""
 
 
+class LogprobsRefusedError(TransientJudgeError):
+    """The endpoint refused a request because it asked for log-probabilities.
+
+    The backend has already switched log-probabilities off when it raises this; the engine
+    asks again at once (no backoff, not counted as a retry), so every request that was in
+    flight when the first refusal came back follows the same fallback.
+    """
+
+
 class PermanentJudgeError(JudgeError):
     """Retrying cannot help (bad key, unknown model, rejected request): fail at once.
 

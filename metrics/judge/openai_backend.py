@@ -1,18 +1,25 @@
 """OpenAI-compatible chat completions as a judge backend (OpenAI, vLLM ``serve``, ...).
 
 The SDK's own retries are switched off (``max_retries=0``) so every retry goes through the
-engine and is counted once. Errors are sorted into transient (retried) and permanent.
+engine and is counted once: one ``complete`` call is one HTTP request. Errors are sorted
+into transient (retried) and permanent.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from condambig_metrics.judge.cache import JudgeCache
 from condambig_metrics.judge.engine import JudgeEngine
-from condambig_metrics.judge.errors import PermanentJudgeError, TransientJudgeError
+from condambig_metrics.judge.errors import (
+    LogprobsRefusedError,
+    PermanentJudgeError,
+    TransientJudgeError,
+)
 from condambig_metrics.judge.records import JudgeCompletion, JudgeConfig
 from condambig_metrics.judge.scoring import token_logprobs
 
@@ -20,6 +27,9 @@ from condambig_metrics.judge.scoring import token_logprobs
 _PLACEHOLDER_API_KEY = "EMPTY"
 _RETRYABLE_STATUS = {408, 409, 425, 429}
 _ENDPOINT_STATUS = {401, 403, 404}
+# The endpoint the SDK uses when no base URL is given.
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+_DEFAULTS = JudgeConfig(model="defaults")
 
 
 class OpenAIJudgeBackend:
@@ -44,7 +54,25 @@ class OpenAIJudgeBackend:
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self._logprobs_supported = config.top_logprobs > 0
 
+    @property
+    def cache_settings(self) -> dict[str, str]:
+        """The settings that change a judgement and differ from their defaults: the endpoint
+        (two servers may serve one model name differently), ``top_logprobs`` (0: no
+        log-probabilities, so no weighting) and ``max_tokens``. Temperature is always 0."""
+        settings: dict[str, str] = {}
+        endpoint = normalized_base_url(self.config.base_url)
+        if endpoint != DEFAULT_BASE_URL:
+            settings["endpoint"] = endpoint
+        if self.config.top_logprobs != _DEFAULTS.top_logprobs:
+            settings["top_logprobs"] = str(self.config.top_logprobs)
+        if self.config.max_tokens != _DEFAULTS.max_tokens:
+            settings["max_tokens"] = str(self.config.max_tokens)
+        return settings
+
     async def complete(self, prompt: str) -> JudgeCompletion:
+        """One chat-completions request. When the endpoint refuses log-probabilities, they
+        are switched off for this backend and :class:`LogprobsRefusedError` asks the engine
+        to send the prompt again (so does every request that was in flight with them)."""
         import openai
 
         arguments: dict[str, Any] = {
@@ -53,15 +81,17 @@ class OpenAIJudgeBackend:
             "temperature": 0,
             "max_tokens": self.config.max_tokens,
         }
-        if self._logprobs_supported:
+        with_logprobs = self._logprobs_supported
+        if with_logprobs:
             arguments.update(logprobs=True, top_logprobs=self.config.top_logprobs)
         try:
             response = await self._client_for_this_loop().chat.completions.create(**arguments)
         except openai.BadRequestError as error:
-            if self._logprobs_supported and "logprob" in str(error).lower():
+            if with_logprobs and "logprob" in str(error).lower():
                 # Some models/servers refuse logprobs: judge with the parsed integer instead.
                 self._logprobs_supported = False
-                return await self.complete(prompt)
+                raise LogprobsRefusedError(
+                    f"judge endpoint refused log-probabilities: {error.message}") from error
             raise _classify(error) from error
         except openai.OpenAIError as error:
             raise _classify(error) from error
@@ -96,8 +126,20 @@ class OpenAIJudgeBackend:
         return self._client
 
 
-def openai_judge_engine(config: JudgeConfig) -> JudgeEngine:
-    """OpenAI-compatible backend plus the sqlite cache named by ``config`` (when enabled)."""
+def normalized_base_url(base_url: str | None) -> str:
+    """The endpoint a base URL names, written one way (no base URL: api.openai.com)."""
+    if base_url is None or not base_url.strip():
+        return DEFAULT_BASE_URL
+    parts = urlsplit(base_url.strip())
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path.rstrip("/"),
+                       parts.query, ""))
+
+
+def openai_judge_engine(
+    config: JudgeConfig, progress_factory: Callable[[str, int], Any] | None = None,
+) -> JudgeEngine:
+    """OpenAI-compatible backend plus the sqlite cache named by ``config`` (when enabled);
+    ``progress_factory`` as in :class:`JudgeEngine`."""
     cache = None
     if config.cache_enabled:
         cache_path = config.cache_path or config.default_cache_path
@@ -111,6 +153,7 @@ def openai_judge_engine(config: JudgeConfig) -> JudgeEngine:
         OpenAIJudgeBackend(config), cache, concurrency=config.concurrency,
         max_retries=config.max_retries,
         request_timeout_seconds=config.timeout_seconds * 1.5,  # safety net over the SDK's own
+        progress_factory=progress_factory,
     )
 
 

@@ -3,14 +3,27 @@
 The reply format is JSON with the score first, ``{"score": N, "reason": "..."}``, so the
 score is one of the first tokens the judge writes and can be located among the returned
 tokens for log-probability weighting.
+
+The three texts (input, actual output, expected output) are not trusted: each sits between
+an opening line of ``<`` and a closing line of ``>``, and both runs are one character longer
+than the longest run of ``<`` or ``>`` in any of the texts (at least three). A text can
+therefore never close its block and write a section of its own (a fake "EXPECTED OUTPUT:").
+Texts without a run of three ``<`` or ``>`` are delimited by ``<<<`` / ``>>>``.
+Lone surrogates (U+D800..U+DFFF, which no UTF-8 request can carry) become U+FFFD.
 """
 
 from __future__ import annotations
+
+import re
 
 from condambig_metrics.judge.records import JudgeRequest
 
 SCORE_MIN = 0
 SCORE_MAX = 10
+MIN_DELIMITER_LENGTH = 3
+
+_ANGLE_RUN = re.compile(r"<+|>+")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 _TEMPLATE = """\
 You are an evaluator. Judge the ACTUAL OUTPUT of a question-answering system against the \
@@ -25,19 +38,19 @@ Evaluation steps:
 {steps}
 
 INPUT (what the system was given):
-<<<
+{open}
 {input}
->>>
+{close}
 
 ACTUAL OUTPUT:
-<<<
+{open}
 {actual}
->>>
+{close}
 
 EXPECTED OUTPUT:
-<<<
+{open}
 {expected}
->>>
+{close}
 
 Follow the evaluation steps, then give an integer score from {low} (does not meet the \
 criteria at all) to {high} (fully meets the criteria).
@@ -52,13 +65,34 @@ def render_prompt(request: JudgeRequest) -> str:
         f"{number}. {step.strip()}"
         for number, step in enumerate(criterion.evaluation_steps, start=1)
     )
+    texts = [_clean(text) for text in
+             (request.input, request.actual_output, request.expected_output)]
+    length = delimiter_length(texts)
     return _TEMPLATE.format(
         name=criterion.name.strip(),
         criteria=criterion.criteria.strip(),
         steps=steps or "1. Compare the actual output with the expected output.",
-        input=request.input.strip(),
-        actual=request.actual_output.strip(),
-        expected=request.expected_output.strip(),
+        input=texts[0],
+        actual=texts[1],
+        expected=texts[2],
+        open="<" * length,
+        close=">" * length,
         low=SCORE_MIN,
         high=SCORE_MAX,
     )
+
+
+def delimiter_length(texts: list[str]) -> int:
+    """One more than the longest run of ``<`` or ``>`` in ``texts``, and at least 3."""
+    longest = max((len(run.group()) for text in texts for run in _ANGLE_RUN.finditer(text)),
+                  default=0)
+    return max(MIN_DELIMITER_LENGTH, longest + 1)
+
+
+def replace_lone_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate (U+D800..U+DFFF) replaced by U+FFFD."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
+def _clean(text: str) -> str:
+    return replace_lone_surrogates(text.strip())

@@ -10,6 +10,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+# How a reply's score is weighted by the judge's token probabilities (``scoring.judge_reply``):
+# "condambig": expectation over the 0..10 alternatives at the token carrying the parsed score;
+# "deepeval": DeepEval's G-Eval rule (first token equal to the score's text, alternatives
+# under 1 % dropped, decimal tokens only), the judge of Li et al., CondAmbigQA.
+WEIGHTING_CONDAMBIG = "condambig"
+WEIGHTING_DEEPEVAL = "deepeval"
+JUDGE_WEIGHTINGS = (WEIGHTING_CONDAMBIG, WEIGHTING_DEEPEVAL)
+DEFAULT_JUDGE_WEIGHTING = WEIGHTING_CONDAMBIG
+
 
 @dataclass(frozen=True)
 class JudgeCriterion:
@@ -22,12 +31,22 @@ class JudgeCriterion:
 
 @dataclass(frozen=True)
 class JudgeRequest:
-    """One judgement: the model's input, its output and the reference output."""
+    """One judgement: the model's input, its output and the reference output.
+
+    ``weighting`` names the rule that turns the reply into a score (one of
+    ``JUDGE_WEIGHTINGS``); it is part of the cache key.
+    """
 
     criterion: JudgeCriterion
     input: str
     actual_output: str
     expected_output: str
+    weighting: str = DEFAULT_JUDGE_WEIGHTING
+
+    def __post_init__(self) -> None:
+        if self.weighting not in JUDGE_WEIGHTINGS:
+            raise ValueError(f"judge weighting must be one of {', '.join(JUDGE_WEIGHTINGS)}; "
+                             f"got {self.weighting!r}")
 
 
 @dataclass(frozen=True)
@@ -83,10 +102,16 @@ class JudgeConfig:
 
 @dataclass(frozen=True)
 class TokenLogprobs:
-    """One generated token and the log-probabilities of its top alternatives (token -> logprob)."""
+    """One generated token and the log-probabilities of its top alternatives.
+
+    ``top`` maps each decoded alternative to its log-probability (alternatives decoding to
+    the same text merged, the generated token added when missing); ``alternatives`` keeps
+    the backend's list as returned, in order (empty when only ``top`` is known).
+    """
 
     token: str
     top: Mapping[str, float]
+    alternatives: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -99,12 +124,18 @@ class JudgeCompletion:
 
 @dataclass(frozen=True)
 class JudgeStats:
-    """Counters over an engine's lifetime (requests_sent counts every attempt, retries included)."""
+    """Counters over an engine's lifetime.
+
+    ``requests_sent`` counts every request handed to the backend, one per HTTP request for
+    the OpenAI backend: first attempts, ``retries`` and ``logprob_fallbacks`` (requests
+    asked again without log-probabilities after the endpoint refused them) included.
+    """
 
     requests_sent: int = 0
     cache_hits: int = 0
     retries: int = 0
     failures: int = 0
+    logprob_fallbacks: int = 0
 
 
 @runtime_checkable
@@ -113,7 +144,10 @@ class JudgeBackend(Protocol):
 
     Raise :class:`~condambig_metrics.judge.errors.TransientJudgeError` for what a retry may
     fix and :class:`~condambig_metrics.judge.errors.PermanentJudgeError` for what it cannot.
-    A backend may also define ``async def aclose()`` to release connections.
+    A backend may also define ``async def aclose()`` to release connections, and
+    ``cache_settings``: its settings that change a judgement and differ from their defaults
+    (the endpoint, log-probabilities, ...), which the cache key then includes. One
+    ``complete`` call should send one request, so the engine counts what the endpoint sees.
     """
 
     model_name: str

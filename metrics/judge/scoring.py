@@ -1,8 +1,24 @@
 """Reading a score from a judge reply, weighted by token probabilities when available.
 
-G-Eval (Liu et al., 2023) and DeepEval replace the sampled integer by its expectation
-over the judge's distribution at the score token: ``sum p(s)*s / sum p(s)`` over the top
-alternatives that are integers 0..10. Without logprobs the parsed integer is used.
+G-Eval (Liu et al., 2023) replaces the sampled integer by its expectation over the judge's
+distribution at the score token, ``sum p(s)*s / sum p(s)``. Two rules are implemented:
+
+- ``"condambig"`` (default): at the token that carries the parsed score (the whole number
+  in one token; spaces and punctuation glued to it allowed), over every top alternative
+  that reads as an integer 0..10.
+- ``"deepeval"``: DeepEval's G-Eval (``GEval.generate_weighted_summed_score``, deepeval
+  1.4.2, the version Li et al. used for CondAmbigQA): the first generated token whose text
+  equals the score's text, alternatives with probability under 1 % dropped, then every
+  alternative whose text is decimal digits (``str.isdecimal``) counted at ``int(text)``.
+
+Without logprobs, or when a rule cannot weight the reply, the parsed number is the score
+and the judgement is marked unweighted.
+
+The score is read from the reply's structured field: the ``"score"`` key of the first JSON
+object in the reply (outside ``<think>`` blocks; a code fence around it is fine), and its
+``"reason"`` from the same object. Only a reply with no JSON object at all falls back to a
+number it starts with ("7", "8 - mostly right"). A ``score:`` written anywhere else (in a
+reason before the JSON, or in the reason's text) is never read.
 """
 
 from __future__ import annotations
@@ -14,16 +30,28 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from condambig_metrics.judge.errors import UnparseableReplyError
-from condambig_metrics.judge.prompt import SCORE_MAX, SCORE_MIN
-from condambig_metrics.judge.records import JudgeCompletion, TokenLogprobs
-from condambig_metrics.text import reasoning_spans, unwrap_code_fence
+from condambig_metrics.judge.prompt import SCORE_MAX, SCORE_MIN, replace_lone_surrogates
+from condambig_metrics.judge.records import (
+    DEFAULT_JUDGE_WEIGHTING,
+    JUDGE_WEIGHTINGS,
+    WEIGHTING_DEEPEVAL,
+    JudgeCompletion,
+    TokenLogprobs,
+)
+from condambig_metrics.text import reasoning_spans
 
-# "score": 7 / 'score' = 7 / score: "7" / Score: 7/10 -- the first such key wins.
-_SCORE_KEY = re.compile(r"""["']?\bscore\b["']?\s*[:=]\s*["']?(\d+(?:\.\d+)?)""", re.IGNORECASE)
-# A reply that is just a number, or starts with one ("7", "7/10", "8 - mostly right").
+SCORE_FIELD = "score"
+REASON_FIELD = "reason"
+# A reply with no JSON object that starts with a number ("7", "7/10", "8 - mostly right").
 _LEADING_NUMBER = re.compile(r"^\s*(\d+(?:\.\d+)?)(?![\d.])")
+# A JSON string's body, a quoted number's text.
+_JSON_WHITESPACE = " \t\r\n"
+_NUMBER_TEXT = re.compile(r"\d+(?:\.\d+)?")
+_DECODER = json.JSONDecoder()
 # Characters a tokenizer may glue to a digit ("7," or ":7"); stripped before reading a token.
 _TOKEN_PUNCTUATION = " \t\r\n\"',.:;{}[]()"
+# DeepEval's G-Eval drops alternatives with log-probability below log(0.01).
+_DEEPEVAL_MIN_LOGPROB = math.log(0.01)
 
 
 @dataclass(frozen=True)
@@ -34,6 +62,7 @@ class ParsedScore:
     start: int
     end: int
     reason: str
+    text: str = ""  # the number as written in the reply ("7", "7.0")
 
 
 @dataclass(frozen=True)
@@ -46,28 +75,133 @@ class Judgement:
 
 
 def parse_reply(text: str) -> ParsedScore:
-    """Find the score in a reply; raise :class:`UnparseableReplyError` when there is none."""
+    """Find the score in a reply; raise :class:`UnparseableReplyError` when there is none.
+
+    The first JSON object's ``"score"`` (a number, or a string holding one); with no JSON
+    object in the reply, a number the reply starts with.
+    """
     visible = _blank_reasoning(text)
-    match = _SCORE_KEY.search(visible) or _LEADING_NUMBER.search(visible)
-    if match is None:
-        raise UnparseableReplyError(f"no score in judge reply: {_preview(text)}")
-    value = float(match.group(1))
+    found = first_json_object(visible)
+    if found is None:
+        match = _LEADING_NUMBER.search(visible)
+        if match is None:
+            raise UnparseableReplyError(f"no score in judge reply: {_preview(text)}")
+        return _checked(float(match.group(1)), match.start(1), match.end(1), "", text)
+    payload, start, end = found
+    reason = payload.get(REASON_FIELD)
+    # a JSON escape can spell a lone surrogate, which neither sqlite nor JSON output takes
+    reason = replace_lone_surrogates(reason.strip()) if isinstance(reason, str) else ""
+    span = _field_value_span(visible, start, end, SCORE_FIELD)
+    value = payload.get(SCORE_FIELD)
+    if span is None:
+        raise UnparseableReplyError(f"no score field in judge reply: {_preview(text)}")
+    value_start, value_end = span
+    if isinstance(value, str):
+        number = _NUMBER_TEXT.fullmatch(value.strip())
+        if number is None or visible[value_start + 1:value_end - 1] != value:
+            raise UnparseableReplyError(f"judge score {value!r} is not a number: "
+                                        f"{_preview(text)}")
+        # the digits inside the quotes (the string has no escapes: it equals its source)
+        offset = value_start + 1 + value.index(number.group())
+        return _checked(float(number.group()), offset, offset + len(number.group()), reason,
+                        text)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise UnparseableReplyError(f"judge score {value!r} is not a number: {_preview(text)}")
+    return _checked(float(value), value_start, value_end, reason, text)
+
+
+def first_json_object(text: str) -> tuple[dict, int, int] | None:
+    """The first JSON object in ``text`` (leftmost ``{`` that starts a valid object), with its
+    start and end offsets; None when there is none."""
+    position = text.find("{")
+    while position != -1:
+        try:
+            payload, end = _DECODER.raw_decode(text, position)
+        except ValueError:
+            payload = None
+        if isinstance(payload, dict):
+            return payload, position, end
+        position = text.find("{", position + 1)
+    return None
+
+
+def _field_value_span(text: str, start: int, end: int, field: str) -> tuple[int, int] | None:
+    """Offsets of the value of the object's top-level key ``field`` in ``text[start:end]``
+    (the last one when the key is repeated, as ``json.loads`` keeps the last)."""
+    found = None
+    position = start + 1
+    while position < end:
+        position = _skip_whitespace(text, position)
+        if text[position] == "}":
+            break
+        key, position = _DECODER.raw_decode(text, position)  # a valid object: keys are strings
+        position = _skip_whitespace(text, position) + 1  # past ":"
+        value_start = _skip_whitespace(text, position)
+        _, value_end = _DECODER.raw_decode(text, value_start)
+        if key == field:
+            found = (value_start, value_end)
+        position = _skip_whitespace(text, value_end)
+        if text[position] == ",":
+            position += 1
+    return found
+
+
+def _skip_whitespace(text: str, position: int) -> int:
+    while position < len(text) and text[position] in _JSON_WHITESPACE:
+        position += 1
+    return position
+
+
+def _checked(value: float, start: int, end: int, reason: str, text: str) -> ParsedScore:
     if not SCORE_MIN <= value <= SCORE_MAX:
         raise UnparseableReplyError(
-            f"judge score {match.group(1)} outside {SCORE_MIN}..{SCORE_MAX}: {_preview(text)}"
-        )
-    return ParsedScore(value=value, start=match.start(1), end=match.end(1),
-                       reason=_reason(visible))
+            f"judge score {value:g} outside {SCORE_MIN}..{SCORE_MAX}: {_preview(text)}")
+    return ParsedScore(value=value, start=start, end=end, reason=reason, text=text[start:end])
 
 
-def judge_reply(completion: JudgeCompletion) -> Judgement:
-    """The judgement in a completion: probability-weighted when the score token is found."""
+def judge_reply(completion: JudgeCompletion,
+                weighting: str = DEFAULT_JUDGE_WEIGHTING) -> Judgement:
+    """The judgement in a completion, probability-weighted by ``weighting`` when it can be."""
+    if weighting not in JUDGE_WEIGHTINGS:
+        raise ValueError(f"judge weighting must be one of {', '.join(JUDGE_WEIGHTINGS)}; "
+                         f"got {weighting!r}")
     parsed = parse_reply(completion.text)
     if completion.token_logprobs:
-        weighted = _weighted_score(completion.token_logprobs, parsed)
+        if weighting == WEIGHTING_DEEPEVAL:
+            weighted = deepeval_weighted_score(completion.token_logprobs, parsed.text)
+        else:
+            weighted = _weighted_score(completion.token_logprobs, parsed)
         if weighted is not None:
             return Judgement(raw_score=weighted, weighted=True, reason=parsed.reason)
     return Judgement(raw_score=parsed.value, weighted=False, reason=parsed.reason)
+
+
+def deepeval_weighted_score(tokens: list[TokenLogprobs], score_text: str) -> float | None:
+    """DeepEval's G-Eval weighted summed score, or None where DeepEval falls back to the
+    parsed score (no token equals ``score_text``, or no alternative survives the filter).
+
+    The first token whose text is exactly ``score_text`` (``"7"``; not ``" 7"``, and a
+    ``"10"`` generated as ``"1"`` + ``"0"`` is not found there) is read; of its top
+    alternatives, those under 1 % probability and those that are not decimal digits are
+    dropped; the rest give ``sum p*int(t) / sum p``. As in DeepEval the values are not
+    limited to 0..10 (an alternative ``"90"`` above 1 % counts as 90).
+    """
+    entry = next((token for token in tokens if token.token == score_text), None)
+    if entry is None:
+        return None
+    alternatives = entry.alternatives or tuple(entry.top.items())
+    mass: dict[int, float] = {}
+    for text, logprob in alternatives:
+        if logprob is None or math.isnan(logprob) or logprob < _DEEPEVAL_MIN_LOGPROB:
+            continue
+        if not text.isdecimal():
+            continue
+        value = int(text)
+        mass[value] = mass.get(value, 0.0) + math.exp(logprob)
+    total = sum(mass.values())
+    if total <= 0.0:
+        return None
+    return sum(value * probability for value, probability in mass.items()) / total
 
 
 def score_of_token(token: str) -> int | None:
@@ -98,20 +232,23 @@ def token_logprobs(
 ) -> TokenLogprobs:
     """Build one token's entry from a backend's (token, logprob) top alternatives.
 
-    Alternatives that decode to the same string share one entry (probabilities add); the
-    generated token itself is included when the backend left it out of the top list.
+    In ``top``, alternatives that decode to the same string share one entry (probabilities
+    add) and the generated token itself is included when the backend left it out of the top
+    list; ``alternatives`` keeps the backend's list unmerged (what DeepEval's rule reads).
     """
     top: dict[str, float] = {}
+    kept: list[tuple[str, float]] = []
     for alternative, alternative_logprob in alternatives:
         if alternative_logprob is None or math.isnan(alternative_logprob):
             continue
+        kept.append((alternative, alternative_logprob))
         if alternative in top:
             top[alternative] = math.log(math.exp(top[alternative]) + math.exp(alternative_logprob))
         else:
             top[alternative] = alternative_logprob
     if token not in top and logprob is not None and not math.isnan(logprob):
         top[token] = logprob
-    return TokenLogprobs(token=token, top=top)
+    return TokenLogprobs(token=token, top=top, alternatives=tuple(kept))
 
 
 def _weighted_score(tokens: list[TokenLogprobs], parsed: ParsedScore) -> float | None:
@@ -146,23 +283,6 @@ def _blank_reasoning(text: str) -> str:
         position = end
     pieces.append(text[position:])
     return "".join(pieces)
-
-
-def _reason(text: str) -> str:
-    """The ``reason`` field of a JSON reply (fenced or not), else ''."""
-    candidate = text.strip()
-    fenced = unwrap_code_fence(candidate)
-    if fenced is not None:
-        candidate = fenced
-    start, end = candidate.find("{"), candidate.rfind("}")
-    if start == -1 or end <= start:
-        return ""
-    try:
-        payload = json.loads(candidate[start:end + 1])
-    except ValueError:
-        return ""
-    reason = payload.get("reason") if isinstance(payload, dict) else None
-    return reason.strip() if isinstance(reason, str) else ""
 
 
 def _preview(text: str, limit: int = 120) -> str:

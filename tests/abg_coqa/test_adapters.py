@@ -17,9 +17,9 @@ from condambig_tasks.lm_eval_tasks.abg_coqa import utils
 from tests.abg_coqa.scripted_outputs import RAW_OUTPUTS
 
 METRICS = {
-    "detection": ["precision", "recall", "f1", "answer_f1", "parse_rate"],
-    "clarification": ["bleu1", "bleu2", "bleu3", "bleu4", "parse_rate"],
-    "clarified_qa": ["f1", "parse_rate"],
+    "detection": ["precision", "recall", "f1", "answer_f1", "parse_rate", "outputs_truncated"],
+    "clarification": ["bleu1", "bleu2", "bleu3", "bleu4", "parse_rate", "outputs_truncated"],
+    "clarified_qa": ["f1", "parse_rate", "outputs_truncated"],
 }
 
 

@@ -39,10 +39,11 @@ def _benchmark() -> CondAmbigQA:
     return registry.get("condambigqa")
 
 
-def _lm_eval(monkeypatch, judged: bool) -> tuple[dict[str, dict], dict[str, float]]:
+def _lm_eval(monkeypatch, judged: bool,
+             metadata: dict | None = None) -> tuple[dict[str, dict], dict[str, float]]:
     """Per-question values and corpus metrics as lm-eval computes them (the YAML's hooks)."""
     benchmark = _benchmark()
-    docs = lm_eval_utils.load_docs(version=1.0, pretrained="tiny",
+    docs = lm_eval_utils.load_docs(version=1.0, pretrained="tiny", **(metadata or {}),
                                    task_options={"setting": "main"})["test"]
     per_doc = [lm_eval_utils.process_results(doc, [RAW_OUTPUTS[doc["id"]]]) for doc in docs]
     names = list(per_doc[0])
@@ -63,26 +64,41 @@ def _lm_eval(monkeypatch, judged: bool) -> tuple[dict[str, dict], dict[str, floa
     return per_question, corpus
 
 
-def _cli(tmp_path, capsys) -> tuple[dict, dict[str, dict]]:
+def _cli(tmp_path, capsys, flags: tuple[str, ...] = ()) -> tuple[dict, dict[str, dict]]:
     outputs = tmp_path / "outputs.json"
     outputs.write_text(json.dumps([{"id": k, "output": v} for k, v in RAW_OUTPUTS.items()]))
     per_question = tmp_path / "per_question.jsonl"
     assert main(["condambigqa", "--outputs", str(outputs), "--per-question",
-                 str(per_question)]) == 0
+                 str(per_question), *flags]) == 0
     summary = json.loads(capsys.readouterr().out)
     rows = [json.loads(line) for line in per_question.read_text().splitlines()]
     return summary, {row["id"]: row for row in rows}
 
 
-def _inspect(monkeypatch, judged: bool) -> tuple[dict[str, dict], dict[str, float]]:
+def _inspect(monkeypatch, judged: bool,
+             task_arguments: dict | None = None) -> tuple[dict[str, dict], dict[str, float]]:
     """Per-question Score values and the corpus metric of the Inspect task; the grader role
-    is stood in for by the environment's judge."""
+    is stood in for by the environment's judge. ``task_arguments`` (``-T``) go through the
+    task function, whose options reach the scorer."""
+    from condambig.condambigqa import condambigqa as inspect_task
     from condambig_metrics.judge import openai_judge_engine
 
     monkeypatch.setattr(inspect_factory, "grader_judge_engine", lambda: openai_judge_engine(
         settings.judge_config_from_environment()))
     benchmark = _benchmark()
-    options = benchmark.options({})
+    option_values = {}
+    if task_arguments:
+        import condambig.condambigqa as inspect_module
+
+        build = inspect_module.benchmark_task
+
+        def capture(name, values, **kwargs):
+            option_values.update({k: v for k, v in values.items() if v is not None})
+            return build(name, values, **kwargs)
+
+        monkeypatch.setattr(inspect_module, "benchmark_task", capture)
+        inspect_task(**task_arguments)
+    options = benchmark.options(option_values)
     options_json = benchmark.options_to_json(options)
     score_fn = inspect_factory.benchmark_scorer("condambigqa", options_json, judged)
     sample_scores = []
@@ -133,7 +149,10 @@ def test_without_judge_all_three_paths_agree(use_fixture_data, monkeypatch, tmp_
     _same_questions(inspect, cli_values)
     _same_corpus(glue_corpus, summary["metrics"])
     _same_corpus(inspect_corpus, summary["metrics"])
-    assert cli["fx-001"]["values"]["citation_score"] == pytest.approx((1 + 0.5 + 1) / 3)
+    # eq. 1 per matched pair: [2] vs {2} = 1; [1, 4] vs {1} = 1/2; [3, 9] vs {3} with
+    # fragment 9 of 4 invalid but still cited: |{3}| / |{3, F9}| = 1/2 (it was 1 while
+    # invalid entries were dropped) -> (1 + 0.5 + 0.5) / 3
+    assert cli["fx-001"]["values"]["citation_score"] == pytest.approx((1 + 0.5 + 0.5) / 3)
     assert cli["fx-003"]["details"]["parsed"] is False
     metrics = summary["metrics"]
     assert metrics["out_of_range_citations"] == 1 and "answer_score" not in metrics
@@ -161,3 +180,51 @@ def test_with_judge_all_three_paths_agree(use_fixture_data, monkeypatch, tmp_pat
     assert summary["metrics"]["judge_failed"] == 0
     assert 0 < summary["metrics"]["combined_score"] < 1
     assert summary["judge"]["requests"] == 0 and summary["judge"]["cache_hits"] > 0
+
+
+@pytest.mark.parametrize(("weighting", "weighted_rate", "fx_002_answer"), [
+    # The loopback judge writes the score token with a leading space (" 3") and puts
+    # log(0.5) on " 3" and " 4" (log(0.5) on " 9" and " 10" where Ana Runner is judged).
+    # condambig: the token carrying the score is read (a glued space allowed): every
+    # judgement weighted; fx-002's one answer: (0.5*3 + 0.5*4) / 10 = .35.
+    ("condambig", 1.0, 0.35),
+    # deepeval: no generated token equals the score text "3" exactly, so DeepEval falls
+    # back to the reply's integer: nothing weighted; the reply says 3 (the more probable
+    # integer, ties to the first listed) -> 3 / 10 = .3.
+    ("deepeval", 0.0, 0.3),
+])
+def test_judge_weighting_reaches_the_judge_in_all_three_front_ends(
+        use_fixture_data, monkeypatch, tmp_path, capsys, weighting, weighted_rate,
+        fx_002_answer):
+    from condambig_tasks import lm_eval_glue
+    from condambig_tasks.run_memo import RunMemo
+
+    # lm-eval's aggregation memo is per process: a run of an earlier test must not answer
+    monkeypatch.setattr(lm_eval_glue, "_RUNS", RunMemo())
+    with JudgeServer(JUDGE_SCRIPT) as server:
+        env = {"CONDAMBIG_JUDGE_MODEL": "loopback", "CONDAMBIG_JUDGE_BASE_URL": server.base_url,
+               "CONDAMBIG_JUDGE_API_KEY": "k", "CONDAMBIG_JUDGE_CACHE": str(tmp_path / "j.db")}
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        if weighting != "condambig":
+            # a cache filled under the default rule must not answer for another rule
+            _cli(tmp_path, capsys)
+            before = server.stats()["requests"]
+            assert before > 0
+        glue, glue_corpus = _lm_eval(monkeypatch, judged=True,
+                                     metadata={"judge_weighting": weighting})
+        if weighting != "condambig":
+            assert server.stats()["requests"] > before
+        summary, cli = _cli(tmp_path, capsys, ("--judge-weighting", weighting))
+        inspect, inspect_corpus = _inspect(monkeypatch, judged=True,
+                                           task_arguments={"judge_weighting": weighting})
+    assert summary["options"]["judge_weighting"] == weighting
+    cli_values = {key: row["values"] for key, row in cli.items()}
+    _same_questions(glue, cli_values)
+    _same_questions(inspect, cli_values)
+    for corpus in (glue_corpus, inspect_corpus, summary["metrics"]):
+        assert corpus["judge_weighted_rate"] == weighted_rate
+    details = cli["fx-001"]["details"]
+    assert details["judgements"] > 0
+    assert details["weighted_judgements"] == (details["judgements"] if weighted_rate else 0)
+    assert cli_values["fx-002"]["answer_score"] == pytest.approx(fx_002_answer)

@@ -6,6 +6,7 @@ import pytest
 
 from condambig_metrics.condambigqa import (
     CombinedInputs,
+    balanced_parts,
     citation_score,
     combined_score,
     greedy_match,
@@ -87,3 +88,45 @@ def test_combined_score_single_pair_penalty():
 
 def test_combined_score_zero_everything_is_zero():
     assert _combined(0, 0, 0, 2, 0, 0) == 0.0
+
+
+def test_citation_score_counts_invalid_entries_in_the_cited_set():
+    # M = {1, 2} ∪ {"F25", "condition 1"}: |M ∩ {2}| / |M| = 1/4
+    assert citation_score([1, 2], [2], ["F25", "condition 1"]) == 0.25
+    # a repeated invalid entry is one member of the set: |{2}| / |{2, "F25"}| = 1/2
+    assert citation_score([2], [2], ["F25", "F25"]) == 0.5
+    # only invalid entries: M is not empty, nothing in it is right -> 0
+    assert citation_score([], [1], ["fragment x"]) == 0.0
+    # without invalid entries eq. 1 is unchanged
+    assert citation_score([2], [2]) == 1.0
+
+
+def test_balanced_parts_hand_computed():
+    # c=.4 a=.2 t=.5 k=1, gold 2, generated 3: q_cit = .5*(1 + .3*1) = .65
+    # quality = .5*(.4+.2)/2 + .5*.65 = .15 + .325 = .475
+    # quantity: d=1, r=.5 <= 1 -> p = min(.15*.5, .075) = .075; f = clamp(.2/.5, .5, 1) = .5
+    #   -> 1 - .075*(2-.5) = .8875
+    # F = .6*.475 + .4*.8875 = .285 + .355 = .64
+    parts = balanced_parts(CombinedInputs(0.4, 0.2, 0.5, 2, 3, 1))
+    assert parts.condition == pytest.approx(0.4 * 0.64)  # .256
+    assert parts.answer == pytest.approx(0.2 * 0.64)  # .128
+    assert parts.citation == pytest.approx(0.65 * 0.64)  # .416
+    assert parts.combined == pytest.approx((0.256 + 0.128 + 0.416) / 3)
+    assert combined_score(CombinedInputs(0.4, 0.2, 0.5, 2, 3, 1)) == parts.combined
+
+
+def test_balanced_parts_are_clipped_and_average_to_the_combined_score():
+    # the hand case above: F = .949; parts .5694, .4745 and clip(1.28*.949 = 1.215) = 1
+    parts = balanced_parts(CombinedInputs(0.6, 0.5, 0.8, 2, 2, 2))
+    assert (parts.condition, parts.answer, parts.citation) == pytest.approx(
+        (0.5694, 0.4745, 1.0))
+    assert parts.combined == _combined(0.6, 0.5, 0.8, 2, 2, 2)
+
+
+def test_k_is_the_citations_per_pair_boost_count():
+    # t=.5, c=a=.5, n=2 generated 2: k=1 -> q_cit=.65, quality=.25+.325=.575, F=.745;
+    # k=2 -> q_cit=.8, quality=.25+.4=.65, F=.79
+    one = balanced_parts(CombinedInputs(0.5, 0.5, 0.5, 2, 2, 1))
+    two = balanced_parts(CombinedInputs(0.5, 0.5, 0.5, 2, 2, 2))
+    assert (one.answer, one.citation) == pytest.approx((0.5 * 0.745, 0.65 * 0.745))
+    assert (two.answer, two.citation) == pytest.approx((0.5 * 0.79, 0.8 * 0.79))

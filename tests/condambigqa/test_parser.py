@@ -73,14 +73,40 @@ def test_citation_forms(citation, expected):
     assert parse_response(text, Setting.MAIN, 5).pairs[0].citations == expected
 
 
-def test_out_of_range_and_duplicate_citations_are_dropped_and_counted():
+def test_out_of_range_citations_are_kept_as_invalid_and_duplicates_merged():
     text = json.dumps({"conditions": [
         {"condition": "c", "answer": "a", "citations": ["Fragment 9", "Fragment 0", "2", "[2]"]},
     ]})
     result = parse_response(text, Setting.MAIN, 5)
     assert result.pairs[0].citations == (2,)
+    assert result.pairs[0].invalid_citations == ("F9", "F0")
     assert result.out_of_range_citations == 2
     assert result.duplicate_citations == 1
+
+
+def test_entries_naming_no_fragment_are_invalid_and_counted():
+    text = json.dumps({"conditions": [
+        {"condition": "c", "answer": "a",
+         "citations": ["Fragment X", "Condition 1", "condition  1", "Fragment 2", "F25", " "]},
+    ]})
+    pair = parse_response(text, Setting.MAIN, 20).pairs[0]
+    # "Condition 1" and "condition  1" are one entry (case and spacing folded); the blank
+    # entry cites nothing
+    assert pair.citations == (2,)
+    assert pair.invalid_citations == ("fragment x", "condition 1", "F25")
+    assert parse_response(text, Setting.MAIN, 20).out_of_range_citations == 4
+
+
+def test_k_counts_the_citation_list_as_written():
+    # the authors' table code takes len(citations): repeated and invalid entries count
+    text = json.dumps({"conditions": [
+        {"condition": "c", "answer": "a", "citations": ["Fragment 1", "Fragment 1", "Fragment 30"]},
+        {"condition": "d", "answer": "b", "citations": "Fragment 2"},
+        {"condition": "e", "answer": "c"},
+    ]})
+    pairs = parse_response(text, Setting.MAIN, 20).pairs
+    assert [p.citations for p in pairs] == [(1,), (2,), ()]
+    assert [p.cited_entry_count for p in pairs] == [3, 1, 0]
 
 
 @pytest.mark.parametrize("text, reason", [

@@ -145,3 +145,88 @@ def test_summary_counts_parse_rate_and_citation_problems():
     assert summary["out_of_range_citations"] == 1 and summary["duplicate_citations"] == 1
     assert summary["answer_count"] == 0.5 and summary["count_difference"] == -1.5
     assert "answer_score" not in summary
+
+
+def _result(score: float, weighted: bool) -> JudgeResult:
+    return JudgeResult(score=score, raw_score=score * 10, weighted=weighted, failed=False,
+                       error=None, cached=False, reason="")
+
+
+def test_invalid_citations_k_and_balanced_parts_of_one_question():
+    # pair 0 cites fragment 1 twice and fragment 9 (of 5: invalid); pair 1 cites fragment 3
+    output = json.dumps({"conditions": [
+        {"condition": "men", "answer": "Ben", "citations": ["Fragment 1", "Fragment 1",
+                                                            "Fragment 9"]},
+        {"condition": "women", "answer": "Ana", "citations": ["Fragment 3"]},
+    ]})
+    parsed = parse_response(output, Setting.MAIN, 5)
+    plan = plan_judgements(Setting.MAIN, QUESTION, "P", parsed)
+    score = score_question(Setting.MAIN, QUESTION, parsed, {k: _ok(0.5) for k in plan})
+    # equal judgements: eq. 1 decides. Pair 0 vs gold 0 (1, 2): |{1}| / |{1, F9}| = .5
+    # (1 while F9 was dropped); pair 1 vs gold 1 (3): 1 -> t = (.5 + 1) / 2 = .75
+    assert score.matches == ((0, 0), (1, 1))
+    assert score.citation == pytest.approx(0.75)
+    assert (score.out_of_range_citations, score.duplicate_citations) == (1, 1)
+    # k = mean of the lists' lengths (3, 1) = 2, not of the distinct valid numbers (1, 1)
+    # q_cit = .75 * (1 + .3*2) = 1.2; quality = .5*.5 + .5*1.2 = .85; quantity 1
+    # F = .6*.85 + .4 = .91 -> parts .5*.91 = .455, .455, clip(1.2*.91 = 1.092) = 1
+    assert score.balanced_condition == pytest.approx(0.455)
+    assert score.balanced_answer == pytest.approx(0.455)
+    assert score.balanced_citation == 1.0
+    assert score.combined == pytest.approx((0.455 + 0.455 + 1) / 3)
+    values = scored_sample(score, judged=True).values
+    assert values["balanced_answer"] == score.balanced_answer
+    assert values["combined_score"] == score.combined
+
+
+def test_balanced_parts_are_means_of_per_question_parts_and_main_only():
+    one = parse_response(_output(("men", "Ben", [1])), Setting.MAIN, 5)
+    plan = plan_judgements(Setting.MAIN, QUESTION, "P", one)
+    single = score_question(Setting.MAIN, QUESTION, one, {k: _ok(1.0) for k in plan})
+    # c=a=1, t=1, k=1, one pair for 2 gold: quantity .1; q_cit = 1.3,
+    # quality = .5 + .65 = 1.15, F = .69 + .04 = .73 -> parts .73, .73, clip(.949)
+    assert (single.balanced_condition, single.balanced_answer,
+            single.balanced_citation) == pytest.approx((0.73, 0.73, 0.949))
+    none = score_question(Setting.MAIN, QUESTION, parse_response("", Setting.MAIN, 5), {})
+    assert (none.balanced_condition, none.balanced_answer, none.balanced_citation) == (0, 0, 0)
+    summary = summarise([single, none], judged=True)
+    assert summary["balanced_condition"] == pytest.approx(0.73 / 2)
+    assert summary["balanced_citation"] == pytest.approx(0.949 / 2)
+    assert summary["combined_score"] == pytest.approx((0.73 + 0.73 + 0.949) / 3 / 2)
+    gold = parse_response(_output(("men", "Ben", [1])), Setting.GOLD_CONDITIONS, 5)
+    options = CondAmbigQAOptions(setting="gold_conditions")
+    names = [spec.name for spec in CondAmbigQA().active_metrics(options, judged=True)]
+    assert not {"balanced_condition", "balanced_answer", "balanced_citation"} & set(names)
+    plan = plan_judgements(Setting.GOLD_CONDITIONS, QUESTION, "P", gold)
+    scored = score_question(Setting.GOLD_CONDITIONS, QUESTION, gold,
+                            {k: _ok(0.5) for k in plan})
+    assert scored.balanced_answer is None
+
+
+def test_judge_weighted_rate_is_the_share_of_weighted_judgements():
+    parsed = parse_response(_output(("men", "Ben", [1])), Setting.MAIN, 5)
+    plan = plan_judgements(Setting.MAIN, QUESTION, "P", parsed)  # 4 judgements
+    keys = sorted(plan)
+    first = score_question(Setting.MAIN, QUESTION, parsed,
+                           {k: _result(0.5, weighted=k == keys[0]) for k in keys})
+    second = score_question(Setting.MAIN, QUESTION, parsed, {k: _result(0.5, True) for k in keys})
+    assert (first.judgements, first.weighted_judgements) == (4, 1)
+    failed = {k: _result(0.5, True) for k in keys}
+    failed[keys[1]] = JudgeResult.failure("HTTP 500")
+    third = score_question(Setting.MAIN, QUESTION, parsed, failed)
+    # successful judgements only: (1 + 4 + 3) weighted of (4 + 4 + 3)
+    assert (third.judgements, third.weighted_judgements) == (3, 3)
+    assert summarise([first, second, third], judged=True)["judge_weighted_rate"] == \
+        pytest.approx(8 / 11)
+    assert "judge_weighted_rate" not in summarise([first], judged=False)
+
+
+def test_judge_weighting_option_reaches_every_judge_request():
+    parsed = parse_response(_output(("men", "Ben", [1])), Setting.MAIN, 5)
+    assert {r.weighting for r in plan_judgements(Setting.MAIN, QUESTION, "P", parsed).values()} \
+        == {"condambig"}
+    plan = plan_judgements(Setting.MAIN, QUESTION, "P", parsed, weighting="deepeval")
+    assert {r.weighting for r in plan.values()} == {"deepeval"}
+    assert CondAmbigQA().options({"judge_weighting": "deepeval"}).judge_weighting == "deepeval"
+    with pytest.raises(Exception, match="judge_weighting"):
+        CondAmbigQA().options({"judge_weighting": "geval"})

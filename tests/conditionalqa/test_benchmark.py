@@ -117,4 +117,5 @@ def test_metric_specs_follow_the_official_report():
     names = [spec.name for spec in BENCHMARK.metric_specs]
     assert names[:16] == [prefix + key for prefix in ("", "yesno_", "extractive_", "conditional_")
                           for key in SCORES]
-    assert names[16:] == ["parse_rate", "out_of_range_citations", "truncated_documents"]
+    assert names[16:] == ["parse_rate", "out_of_range_citations", "truncated_documents",
+                          "outputs_truncated"]

@@ -14,7 +14,7 @@ REFERENCE = FIXTURE_FOLDER / "dev.json"
 SCORES = ["em", "em_with_conditions", "f1", "f1_with_conditions"]
 SUBSETS = {"total": "", "yesno": "yesno_", "extractive": "extractive_",
            "conditional": "conditional_"}
-READING = ["parse_rate", "out_of_range_citations", "truncated_documents"]
+READING = ["parse_rate", "out_of_range_citations", "truncated_documents", "outputs_truncated"]
 
 
 def block(result: dict, subset: str) -> dict:
@@ -109,6 +109,7 @@ def test_raw_outputs_are_parsed_and_scored_with_the_documents_beside_the_referen
         "parse_rate": pytest.approx(5 / 6),
         "out_of_range_citations": 1,
         "truncated_documents": 0,
+        "outputs_truncated": 0,
     }
     assert report["n_scored"] == 6
     # per question EM: 1, 1, 0 (parse failure), 1/2 (one of two, padded), 1, 1

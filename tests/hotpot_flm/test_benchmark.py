@@ -132,8 +132,27 @@ def test_summary_of_nothing_is_null_and_recovery_undefined_is_null():
     benchmark = registry.get("hotpot_flm")
     options = benchmark.options({})
     assert set(benchmark.summarise([], options, False).values()) == {None}
+    assert benchmark.null_reasons([], options, False, benchmark.summarise([], options, False))[
+        "f1_recovery"] == "nothing scored"
     row = {"f1_incomplete": 1.0, "f1_response": 1.0, "f1_complete": 1.0, "em_incomplete": 0.0,
-           "em_response": 0.0, "em_complete": 1.0, "masked_fact_returned": 1.0,
+           "em_response": 0.0, "em_complete": 1.0, "em_raw_incomplete": 0.0,
+           "em_raw_response": 0.0, "em_raw_complete": 0.0, "masked_fact_returned": 1.0,
            "agent_fallback": 0.0, "empty_question_rate": 0.0}
-    summary = benchmark.summarise([ScoredSample("a", row)], options, False)
+    samples = [ScoredSample("a", row)]
+    summary = benchmark.summarise(samples, options, False)
+    # F1: complete 1.0 = incomplete 1.0 -> undefined; EM: (0 - 0) / (1 - 0) = 0;
+    # raw EM: complete 0.0 = incomplete 0.0 -> undefined
     assert summary["f1_recovery"] is None and summary["em_recovery"] == 0.0
+    assert summary["em_raw_recovery"] is None
+    reasons = benchmark.null_reasons(samples, options, False, summary)
+    assert set(reasons) == {"f1_recovery", "em_raw_recovery", "agent_fallback_rate"} - {
+        name for name, value in summary.items() if value is not None}
+    assert "same on the complete and incomplete contexts" in reasons["f1_recovery"]
+    assert "(1.0000 on 1 examples)" in reasons["f1_recovery"]
+    assert "raw strings" in reasons["em_raw_recovery"]
+
+
+def test_expected_size_is_the_sources():
+    benchmark = registry.get("hotpot_flm")
+    assert benchmark.expected_size(benchmark.options({"split": "full"})) == 7_405
+    assert benchmark.expected_size(benchmark.options({"split": "test"})) == 400

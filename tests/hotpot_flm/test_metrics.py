@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from condambig_metrics.hotpot_flm import answer_em, answer_f1, recovery, summarize
+from condambig_metrics.hotpot_flm import answer_em, answer_em_raw, answer_f1, recovery, summarize
 
 
 @pytest.mark.parametrize(("prediction", "reference", "f1"), [
@@ -43,6 +43,19 @@ def test_answer_em(prediction, reference, em):
     assert answer_em(prediction, reference) == em
 
 
+@pytest.mark.parametrize(("prediction", "reference", "normalised", "raw"), [
+    ("Yes", "yes", 1.0, 0.0),            # the authors' EM is case-sensitive
+    ("yes", "yes", 1.0, 1.0),
+    ("The Beatles", "Beatles", 1.0, 0.0),  # no article removal
+    ("1931.", "1931", 1.0, 0.0),         # no punctuation removal
+    ("Nela  Fjord", "Nela Fjord", 1.0, 0.0),  # no whitespace collapsing
+    ("Paris", "London", 0.0, 0.0),
+])
+def test_raw_and_normalised_em(prediction, reference, normalised, raw):
+    assert answer_em(prediction, reference) == normalised
+    assert answer_em_raw(prediction, reference) == raw
+
+
 def test_recovery_definition():
     # paper's human row: incomplete 53.0, response 68.8, complete 71.7 -> 84.5 (84.4 from unrounded)
     assert recovery(0.530, 0.688, 0.717) == pytest.approx(100 * 0.158 / 0.187)
@@ -52,9 +65,12 @@ def test_recovery_definition():
     assert math.isnan(recovery(0.5, 0.7, 0.5))  # x_c no better than x_i: undefined
 
 
-def _row(f1_i, f1_r, f1_c, em_i, em_r, em_c, masked):
+def _row(f1_i, f1_r, f1_c, em_i, em_r, em_c, masked, raw=None):
+    """A score row; ``raw`` = (em_raw on x_i, x_r, x_c), the normalised EM when not given."""
+    raw_i, raw_r, raw_c = raw if raw is not None else (em_i, em_r, em_c)
     return {"f1_incomplete": f1_i, "f1_response": f1_r, "f1_complete": f1_c,
             "em_incomplete": em_i, "em_response": em_r, "em_complete": em_c,
+            "em_raw_incomplete": raw_i, "em_raw_response": raw_r, "em_raw_complete": raw_c,
             "masked_fact_returned": masked}
 
 
@@ -75,6 +91,17 @@ def test_summarize_hand_computed():
     assert result["em_recovery"] == pytest.approx(0.0)
     assert result["mfrr"] == pytest.approx(0.5)
     assert result["improved_rate"] == pytest.approx(0.5)
+
+
+def test_raw_em_recovery_is_its_own_number():
+    # normalised EM: incomplete 0/2, response 2/2, complete 2/2 -> recovery 100;
+    # raw EM ("Yes" vs gold "yes" misses on x_r of the second row): 0/2, 1/2, 2/2 -> 50
+    rows = [_row(0, 1, 1, 0, 1, 1, 1.0, raw=(0, 1, 1)),
+            _row(0, 1, 1, 0, 1, 1, 1.0, raw=(0, 0, 1))]
+    result = summarize(rows)
+    assert result["em_recovery"] == pytest.approx(100.0)
+    assert result["em_raw_response"] == pytest.approx(0.5)
+    assert result["em_raw_recovery"] == pytest.approx(50.0)
 
 
 def test_recovery_is_of_means_not_mean_of_recoveries():

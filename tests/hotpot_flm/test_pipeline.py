@@ -137,13 +137,18 @@ def test_cache_survives_reopening(tmp_path):
 
 def test_generative_agent_reads_numbers_and_falls_back_at_random(examples):
     example = examples[0]
-    query = AgentQuery(example.id, "What was Oskar Velde's job?", example.candidates)
+    query = AgentQuery.for_example(example, "What was Oskar Velde's job?")
     order = candidate_order(example.id, len(example.candidates))
     prompt = generative_prompt(query)
     assert prompt.startswith(f"Question: {query.question}\n\n0. ")
     assert prompt.endswith("Which answer is correct? Only say the number of the answer, nothing else.")
     shown = order.index(example.masked_index)
+    # as the authors' OpenAI_Oracle lists them: only the masked fact has its title
     assert f"{shown}. {example.masked_fact.render()}\n" in prompt
+    for position, index in enumerate(order):
+        if index != example.masked_index:
+            assert f"\n{position}. {example.candidates[index].sentence}\n" in prompt
+            assert example.candidates[index].render() not in prompt
     assert generative_choice(query, str(shown)) == AgentChoice(example.masked_index)
     assert generative_choice(query, f"<think>maybe 0</think> Answer: {shown}.") == AgentChoice(
         example.masked_index)

@@ -129,3 +129,54 @@ def test_cancelled_run_resumes_asking_only_for_what_is_missing(
     results = make_engine(server, cache=JudgeCache(path)).judge_many_sync(requests)
     assert server.stats()["requests"] == 20 - done
     assert sum(r.cached for r in results) == done
+
+
+def test_key_depends_on_the_weighting_rule_and_keeps_the_default_key() -> None:
+    import hashlib
+
+    prompt = render_prompt(request("Lyon"))
+    # the default rule's key is sha256(model \0 prompt), as before the rules existed
+    assert cache_key("m", prompt) == cache_key("m", prompt, "condambig") == \
+        hashlib.sha256(b"m\x00" + prompt.encode()).hexdigest()
+    assert cache_key("m", prompt, "deepeval") != cache_key("m", prompt)
+
+
+class _GluedSpaceBackend:
+    """Replies {"score": 7} with the score token " 7" (space glued), top " 7" .6 / " 8" .4."""
+
+    model_name = "fake-judge"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def complete(self, prompt: str):
+        import math
+
+        from condambig_metrics.judge import JudgeCompletion, token_logprobs
+
+        self.calls += 1
+        pieces = ['{"', "score", '":', " 7", "}"]
+        tokens = [token_logprobs(piece, 0.0, [(piece, 0.0)]) for piece in pieces]
+        tokens[3] = token_logprobs(" 7", math.log(0.6),
+                                   [(" 7", math.log(0.6)), (" 8", math.log(0.4))])
+        return JudgeCompletion(text="".join(pieces), token_logprobs=tokens)
+
+
+def test_switching_the_weighting_never_returns_the_other_rules_judgement(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from condambig_metrics.judge import JudgeEngine
+
+    backend = _GluedSpaceBackend()
+    engine = JudgeEngine(backend, JudgeCache(tmp_path / "j.sqlite"))
+    ours = request("Lyon")
+    theirs = replace(ours, weighting="deepeval")
+    first = asyncio.run(engine.judge_many([ours, theirs, ours]))
+    # one call per (prompt, rule): condambig weights " 7"/" 8" -> 7*.6 + 8*.4 = 7.4;
+    # DeepEval finds no token equal to "7" -> the integer 7, unweighted
+    assert backend.calls == 2
+    assert [(r.raw_score, r.weighted) for r in first] == [
+        (pytest.approx(7.4), True), (7.0, False), (pytest.approx(7.4), True)]
+    again = asyncio.run(engine.judge_many([theirs, ours]))
+    assert backend.calls == 2 and all(r.cached for r in again)
+    assert [(r.raw_score, r.weighted) for r in again] == [(7.0, False), (pytest.approx(7.4), True)]

@@ -19,8 +19,10 @@ A *script* (dict or JSON file) says what to answer::
         {"kind": "timeout", "contains": "slow", "sleep_seconds": 3}   # always, when matched
       ],
       "latency_ms": 50,                           # added to every request
-      "require_api_key": "secret"                 # optional: 401 unless this bearer key
-    }
+      "require_api_key": "secret",                # optional: 401 unless this bearer key
+      "refuse_logprobs": true                     # optional: HTTP 400 to any request that
+    }                                             # asks for logprobs (after latency_ms;
+                                                  # such a request gets no fault)
 
 The reply is ``{"score": N, "reason": "..."}`` where N is the most probable integer in
 ``scores``; the score token's top logprobs are ``log(p)`` of every ``scores`` entry (with the
@@ -111,6 +113,7 @@ class JudgeScript:
     faults: tuple[Fault, ...] = ()
     latency_ms: float = 0.0
     require_api_key: str | None = None
+    refuse_logprobs: bool = False
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> JudgeScript:
@@ -121,6 +124,7 @@ class JudgeScript:
             faults=tuple(Fault.from_dict(fault) for fault in data.get("faults", [])),
             latency_ms=float(data.get("latency_ms", 0.0)),
             require_api_key=data.get("require_api_key"),
+            refuse_logprobs=bool(data.get("refuse_logprobs", False)),
         )
 
     def rule_for(self, prompt: str) -> ScoreRule:
@@ -156,6 +160,8 @@ class _State:
             self.last_request = {k: v for k, v in body.items() if k != "messages"}
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            if self.script.refuse_logprobs and body.get("logprobs"):
+                return self.script, None  # refused: uses up no fault
             chosen = None
             for index, fault in enumerate(self.script.faults):
                 if fault.contains is not None and fault.contains not in prompt:
@@ -293,6 +299,11 @@ class _Handler(BaseHTTPRequestHandler):
             ):
                 outcome = "401"
                 self._json(401, _error("Incorrect API key provided.", "invalid_api_key"))
+                return
+            if script.refuse_logprobs and body.get("logprobs"):
+                outcome = "refused-logprobs"
+                self._json(400, _error("logprobs is not supported by this model",
+                                       "invalid_request_error"))
                 return
             if fault is not None:
                 outcome = fault.kind

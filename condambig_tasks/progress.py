@@ -1,0 +1,88 @@
+"""Progress of the long steps (judge calls, agent models) and the project's log output.
+
+lm-eval and Inspect configure their own loggers, not ours, so without
+:func:`show_project_logs` the project's INFO lines never appear. :class:`Progress` logs
+"label: done/total (rate/s, ETA)" at most every ``interval`` seconds and once at the end,
+the way the frameworks show generation progress.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+import time
+
+LOGGER_NAME = "condambig"
+# the project's logger trees (module loggers are named after their import packages)
+PROJECT_LOGGERS = ("condambig", "condambig_tasks", "condambig_metrics")
+logger = logging.getLogger(LOGGER_NAME)
+
+
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is at the time (test runners swap it)."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self):  # type: ignore[override]
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:
+        pass
+
+
+def show_project_logs(level: int = logging.INFO) -> None:
+    """Print the project's log records (INFO and up) on stderr, once per process."""
+    handler = _StderrHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s [%(name)s] %(message)s",
+                                           "%H:%M:%S"))
+    for name in PROJECT_LOGGERS:
+        tree = logging.getLogger(name)
+        if any(getattr(h, "_condambig", False) for h in tree.handlers):
+            continue
+        handler._condambig = True  # type: ignore[attr-defined]
+        tree.addHandler(handler)
+        tree.setLevel(level)
+        tree.propagate = False
+
+
+class Progress:
+    """Counts finished units of one step and logs the rate and the time left."""
+
+    def __init__(self, label: str, total: int, *, interval: float = 10.0,
+                 clock=time.monotonic) -> None:
+        self.label = label
+        self.total = total
+        self.done = 0
+        self.interval = interval
+        self._clock = clock
+        self._start = clock()
+        self._last = self._start
+        self._lock = threading.Lock()
+
+    def advance(self, count: int = 1) -> None:
+        with self._lock:
+            self.done += count
+            now = self._clock()
+            if self.done >= self.total or now - self._last >= self.interval:
+                self._last = now
+                logger.info("%s", self.line(now))
+
+    def line(self, now: float | None = None) -> str:
+        elapsed = max((self._clock() if now is None else now) - self._start, 1e-9)
+        rate = self.done / elapsed
+        left = (self.total - self.done) / rate if rate > 0 else float("inf")
+        eta = "done" if self.done >= self.total else (
+            f"ETA {_duration(left)}" if left != float("inf") else "ETA unknown")
+        return (f"{self.label}: {self.done}/{self.total} ({rate:.1f}/s, "
+                f"{_duration(elapsed)} elapsed, {eta})")
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, seconds = divmod(rest, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{seconds:02d}s"

@@ -1,0 +1,88 @@
+"""One error style: a project error that ends an lm-eval or Inspect run is one line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from condambig_tasks.errors import CondambigError, user_error_in
+
+SCRIPT = """
+from condambig_tasks.errors import CondambigError, install_one_line_errors
+install_one_line_errors()
+try:
+    raise CondambigError("AmbigNQ: data not available; set CONDAMBIG_DATA_DIR")
+except CondambigError as error:
+    raise RuntimeError("a framework wrapped it") from error
+"""
+
+
+def test_the_project_error_is_found_behind_framework_wrappers():
+    inner = CondambigError("set the data folder")
+    try:
+        try:
+            raise inner
+        except CondambigError:
+            raise KeyError("framework") from None  # context kept, cause suppressed
+    except KeyError as outer:
+        assert user_error_in(outer) is inner
+    assert user_error_in(ValueError("other")) is None
+
+
+def test_uncaught_project_error_prints_one_line_and_fails():
+    result = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert lines[0] == "condambig: AmbigNQ: data not available; set CONDAMBIG_DATA_DIR"
+    assert "Traceback" not in result.stderr and len(lines) == 2
+
+
+def test_the_traceback_is_one_variable_away():
+    result = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
+                            timeout=60, env={**__import__("os").environ,
+                                             "CONDAMBIG_TRACEBACK": "1"})
+    assert "Traceback" in result.stderr and "a framework wrapped it" in result.stderr
+
+
+def _cli_env(**extra: str) -> dict[str, str]:
+    from tests.conftest import subprocess_env
+
+    return subprocess_env(**{"CONDAMBIG_DATA_DIR": "/nonexistent-condambig-data", **extra})
+
+
+def _last_lines(result: subprocess.CompletedProcess, count: int = 3) -> str:
+    return "\n".join((result.stderr + result.stdout).strip().splitlines()[-count:])
+
+
+@pytest.mark.e2e
+def test_lm_eval_without_data_ends_with_the_project_message(tmp_path):
+    from tests.conftest import executable
+
+    result = subprocess.run([executable("lm_eval"), "--model", "dummy", "--tasks", "ambignq"],
+                            capture_output=True, text=True, env=_cli_env(), cwd=tmp_path,
+                            timeout=600)
+    assert result.returncode != 0
+    tail = _last_lines(result)
+    assert "condambig: AmbigNQ: data not available" in tail, tail
+    assert "CONDAMBIG_DATA_DIR=DIR with DIR/ambignq/ containing: dev_light.json" in tail
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.e2e
+def test_inspect_without_agents_fails_before_generating(tmp_path, fixture_data_dir):
+    from tests.conftest import executable
+
+    result = subprocess.run(
+        [executable("inspect"), "eval", "condambig/hotpot_flm", "--model", "none",
+         "-T", "split=test", "-T", f"answering_agent={tmp_path / 'no-such-agent'}",
+         "--log-dir", str(tmp_path / "logs")],
+        capture_output=True, text=True, cwd=tmp_path, timeout=600,
+        env=_cli_env(CONDAMBIG_DATA_DIR=str(fixture_data_dir)))
+    assert result.returncode != 0
+    tail = _last_lines(result)
+    assert "condambig:" in tail and "no-such-agent" in tail, tail
+    assert "Traceback" not in result.stderr
+    assert not list((tmp_path / "logs").glob("*.eval"))  # no eval started, nothing generated
