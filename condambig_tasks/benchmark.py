@@ -16,13 +16,11 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
-import types
-import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 
-from condambig_tasks.errors import ConfigurationError
+from condambig_tasks.options import parse_options
 
 Options = TypeVar("Options")
 Item = TypeVar("Item")
@@ -331,72 +329,4 @@ def json_safe(value: Any) -> Any:
         return [json_safe(v) for v in value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return json_safe(dataclasses.asdict(value))
-    return value
-
-
-_FALSE = {"0", "false", "no", "off", "none", "disabled"}
-_TRUE = {"1", "true", "yes", "on", "enabled"}
-
-
-def parse_options(kind: type, values: Mapping[str, Any], *, strict: bool, owner: str) -> Any:
-    """A frozen options dataclass from loosely typed values (JSON, YAML or CLI strings).
-
-    Values are coerced to each field's annotated type (int, float, bool, str, an Enum, or
-    Optional of one); the dataclass's own ``__post_init__`` then validates them. One
-    :class:`ConfigurationError` names the option and what is allowed.
-    """
-    hints = typing.get_type_hints(kind)
-    fields = {f.name: f for f in dataclasses.fields(kind) if f.init}
-    unknown = sorted(set(values) - set(fields))
-    if strict and unknown:
-        raise ConfigurationError(
-            f"{owner}: unknown option(s) {', '.join(unknown)}; known: {', '.join(fields)}")
-    coerced: dict[str, Any] = {}
-    for name, value in values.items():
-        if name not in fields or value is None and not _optional(hints[name]):
-            continue
-        coerced[name] = _coerce(hints[name], value, f"{owner} option {name}")
-    try:
-        return kind(**coerced)
-    except ConfigurationError:
-        raise
-    except (TypeError, ValueError) as error:
-        raise ConfigurationError(f"{owner}: {error}") from None
-
-
-def _optional(annotation: Any) -> bool:
-    return type(None) in typing.get_args(annotation)
-
-
-def _coerce(annotation: Any, value: Any, label: str) -> Any:
-    if value is None:
-        return None
-    args = [a for a in typing.get_args(annotation) if a is not type(None)]
-    origin = typing.get_origin(annotation)
-    if origin in (typing.Union, types.UnionType) and len(args) == 1:
-        annotation = args[0]
-    try:
-        if annotation is bool:
-            if isinstance(value, bool):
-                return value
-            text = str(value).strip().lower()
-            if text in _TRUE or text in _FALSE:
-                return text in _TRUE
-            raise ValueError
-        if annotation is int:
-            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-                raise ValueError
-            return int(str(value).strip()) if isinstance(value, str) else int(value)
-        if annotation is float:
-            return float(value)
-        if annotation is str:
-            return str(value).strip()
-        if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
-            return annotation(value)
-    except (TypeError, ValueError):
-        allowed = ""
-        if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
-            allowed = " (one of " + ", ".join(str(m.value) for m in annotation) + ")"
-        name = getattr(annotation, "__name__", str(annotation))
-        raise ConfigurationError(f"{label} must be {name}{allowed}, got {value!r}") from None
     return value

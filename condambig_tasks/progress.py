@@ -53,9 +53,11 @@ class Progress:
     """Counts finished units of one step and logs the rate and the time left."""
 
     def __init__(self, label: str, total: int, *, interval: float = 10.0,
-                 clock=time.monotonic) -> None:
+                 clock=time.monotonic, quiet_below: int = 0) -> None:
         self.label = label
         self.total = total
+        # a step this small (e.g. one Inspect sample's candidates) logs nothing
+        self.quiet = total < quiet_below
         self.done = 0
         self.interval = interval
         self._clock = clock
@@ -67,6 +69,8 @@ class Progress:
         with self._lock:
             self.done += count
             now = self._clock()
+            if self.quiet:
+                return
             if self.done >= self.total or now - self._last >= self.interval:
                 self._last = now
                 logger.info("%s", self.line(now))

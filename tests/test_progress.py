@@ -32,3 +32,10 @@ def test_progress_logs_rate_and_eta_at_most_every_interval(caplog):
         "judge: 5/10 (1.0/s, 0m05s elapsed, ETA 0m05s)",
         "judge: 10/10 (1.0/s, 0m10s elapsed, done)",
     ]
+
+
+def test_small_steps_stay_quiet(caplog):
+    progress = Progress("agent", total=40, interval=0.0, quiet_below=200)
+    with caplog.at_level(logging.INFO, logger="condambig"):
+        progress.advance(40)
+    assert caplog.records == []

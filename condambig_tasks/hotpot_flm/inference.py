@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from condambig_tasks.hotpot_flm.batching import length_sorted_batches
 from condambig_tasks.hotpot_flm.hf_models import LoadedCheckpoint
 from condambig_tasks.hotpot_flm.prompts import CAUSAL_ANSWER_CUE
+from condambig_tasks.progress import Progress
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,9 @@ class BatchLimits:
     max_batch_tokens: int = 16_384
     max_input_tokens: int = 1_024
 
+
+# a whole run's agent step shows progress; one Inspect sample's (~40 candidates) does not
+PROGRESS_MIN_UNITS = 200
 
 def _encode(checkpoint: LoadedCheckpoint, texts: Sequence[str], limits: BatchLimits) -> list[list[int]]:
     return checkpoint.tokenizer(
@@ -95,6 +99,8 @@ class YesNoScorer:
         batches = length_sorted_batches(
             [len(row) for row in encoded], self.limits.batch_size, self.limits.max_batch_tokens
         )
+        progress = Progress("hotpot_flm answering agent: candidates scored", len(unique),
+                            quiet_below=PROGRESS_MIN_UNITS)
         with torch.inference_mode():
             for batch in batches:
                 rows = [encoded[index] for index in batch]
@@ -115,6 +121,7 @@ class YesNoScorer:
                 pair = logits[:, [self.yes_id, self.no_id]].float().softmax(dim=-1)[:, 0]
                 for index, value in zip(batch, pair.tolist(), strict=True):
                     scores[index] = value
+                progress.advance(len(batch))
         by_prompt = dict(zip(unique, scores, strict=True))
         return [by_prompt[prompt] for prompt in prompts]
 
@@ -170,6 +177,8 @@ class GreedyGenerator:
         batches = length_sorted_batches(
             [len(row) for row in encoded], self.limits.batch_size, self.limits.max_batch_tokens
         )
+        progress = Progress("hotpot_flm downstream model: answers", len(unique),
+                            quiet_below=PROGRESS_MIN_UNITS)
         with torch.inference_mode():
             for batch in batches:
                 rows = [encoded[index] for index in batch]
@@ -186,6 +195,7 @@ class GreedyGenerator:
                 for index, row in zip(batch, generated.tolist(), strict=True):
                     text = tokenizer.decode(self._answer_ids(row, stop), skip_special_tokens=True)
                     outputs[index] = first_line(text)
+                progress.advance(len(batch))
         by_prompt = dict(zip(unique, outputs, strict=True))
         return [by_prompt[prompt] for prompt in prompts]
 
