@@ -12,6 +12,7 @@ import hashlib
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,9 +125,7 @@ class JudgeCache:
                 check_same_thread=False,
             )
             connection.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
-            connection.execute("PRAGMA journal_mode = WAL")
-            connection.execute("PRAGMA synchronous = NORMAL")
-            connection.execute(_SCHEMA)
+            _set_up(connection, self._busy_timeout)
         except (sqlite3.Error, OSError) as error:
             raise OSError(
                 f"cannot open the judge cache {self.path}: {error}. Point "
@@ -135,3 +134,22 @@ class JudgeCache:
             ) from error
         self._connection, self._pid = connection, os.getpid()
         return connection
+
+
+def _set_up(connection: sqlite3.Connection, patience_seconds: float) -> None:
+    """WAL mode and the table. Switching a new file to WAL takes an exclusive lock that
+    sqlite's busy timeout does not wait for, so two processes opening one fresh file at
+    once see "database is locked": retry that, briefly, within the busy timeout."""
+    deadline = time.monotonic() + patience_seconds
+    delay = 0.01
+    while True:
+        try:
+            connection.execute("PRAGMA journal_mode = WAL")
+            connection.execute("PRAGMA synchronous = NORMAL")
+            connection.execute(_SCHEMA)
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
