@@ -176,6 +176,8 @@ def _read_outputs(benchmark: Benchmark, source: str, items: list, options: Any) 
         raise PredictionFileError(f"{source}: no such file" + (
             f" (or one of: {', '.join(named)})" if named else ""))
     raw = _read_json_or_lines(path)
+    if raw in ([], {}):
+        raise PredictionFileError(f"{path}: the file holds no outputs.")
     if isinstance(raw, list) and all(isinstance(r, dict) and "output" in r for r in raw) and raw:
         outputs: dict[str, Any] = {}
         for row in raw:

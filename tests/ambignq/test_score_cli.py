@@ -88,3 +88,12 @@ def test_mixed_formats_are_rejected(tmp_path, capsys):
     pred.write_text(json.dumps({"fx-001": ["a"], "fx-002": [{"question": "q", "answer": "a"}]}))
     assert main(["ambignq", "--pred", str(pred), "--ref", str(REFERENCE)]) == 2
     assert "mixes answer strings and question-answer objects" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content", ["[]", "{}", ""])
+def test_an_empty_outputs_file_is_an_error(tmp_path, capsys, content):
+    pred = tmp_path / "pred.json"
+    pred.write_text(content)
+    assert main(["ambignq", "--pred", str(pred), "--ref", str(REFERENCE)]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("condambig-score ambignq: ") and str(pred) in error
