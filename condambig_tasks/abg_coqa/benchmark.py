@@ -79,7 +79,7 @@ class AbgCoQAOptions:
 class AbgCoQA(Benchmark[AbgCoQAOptions, AbgCoQASample]):
     name = "abg_coqa"
     title = "Abg-CoQA"
-    version = "1.0"
+    version = "1.1"
     options_type = AbgCoQAOptions
     data_folders = ("abg_coqa",)
     uses_judge = True

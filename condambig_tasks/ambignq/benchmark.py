@@ -48,7 +48,7 @@ class OfficialPrediction:
 class AmbigNQ(Benchmark[AmbigNQOptions, AmbigNQQuestion]):
     name = "ambignq"
     title = "AmbigNQ"
-    version = "1.0"
+    version = "1.1"
     options_type = AmbigNQOptions
     data_folders = ("ambignq",)
     prediction_format = ("the official file: {id: [answer, ...]} or "

@@ -98,7 +98,7 @@ class ConditionalQA(Benchmark[ConditionalQAOptions, ConditionalQAItem]):
 
     name = "conditionalqa"
     title = "ConditionalQA"
-    version = "1.0"
+    version = "1.1"
     options_type = ConditionalQAOptions
     data_folders = ("conditionalqa",)
     # evaluate.py gives a reference question without a prediction no score at all (it is
@@ -215,8 +215,6 @@ class ConditionalQA(Benchmark[ConditionalQAOptions, ConditionalQAItem]):
         """The official prediction file ``[{"id": ..., "answers": [[answer, [conditions]]]}]``."""
         if not isinstance(raw, list):
             return None
-        if not raw:
-            raise PredictionFileError(f"{source}: no predictions.")
         if not all(isinstance(row, dict) for row in raw):
             return None
         if not all("answers" in row for row in raw):

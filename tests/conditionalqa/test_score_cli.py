@@ -179,7 +179,7 @@ def test_raw_outputs_without_documents_name_the_missing_file(tmp_path, capsys, m
         ([{"id": "dev-fixture-0", "answers": [["yes", []]]}, {"id": "dev-fixture-1", "output": "{}"}], "either 'answers'"),
         ([{"id": "elsewhere", "answers": []}], "not ConditionalQA item ids"),
         ([{"id": "dev-fixture-0", "answers": []}, {"id": "dev-fixture-0", "answers": []}], "more than once"),
-        ([], "no predictions"),
+        ([], "the file holds no outputs"),
     ],
 )
 def test_bad_prediction_files_exit_2_with_a_reason(tmp_path, capsys, content, message):
