@@ -30,8 +30,14 @@ def test_sharded_ranks_aggregate_to_the_one_process_numbers(use_fixture_data):
         assert task.aggregation(name)(gathered[name]) == pytest.approx(expected, nan_ok=True), name
 
 
-def test_aggregation_functions_survive_pickling():
-    """lm-eval may pickle task configs across processes: the hooks are module-level."""
+def test_aggregation_functions_survive_pickling(use_fixture_data):
+    """lm-eval may pickle task configs across processes: the unpickled hooks still work."""
     task = LmEvalTask("ambignq")
-    for hook in (task.load_docs, task.process_results, task.aggregation("f1_answer_all")):
-        assert pickle.loads(pickle.dumps(hook)) is not None
+    docs = list(task.load_docs(version=1.0)["test"])
+    copied = pickle.loads(pickle.dumps(task))
+    items = [copied.process_results(doc, [RAW_OUTPUTS[doc["id"]]])["f1_answer_all"]
+             for doc in docs]
+    aggregate = pickle.loads(pickle.dumps(task.aggregation("f1_answer_all")))
+    assert aggregate(items) == pytest.approx(task.aggregation("f1_answer_all")(items))
+    assert pickle.loads(pickle.dumps(task.load_docs))(version=1.0)["test"]["id"] == \
+        [doc["id"] for doc in docs]
