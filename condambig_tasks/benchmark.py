@@ -298,6 +298,37 @@ class Benchmark(Generic[Options, Item]):
             reasons[SUITE_SCORE] = f"the headline {headline} is null: {why}"
         return reasons
 
+    def withhold_judged_metrics(
+        self, summary: Mapping[str, float | None], reasons: Mapping[str, str],
+        options: Options, judged: bool, *, failed: int, max_failed: int, retry_hint: str,
+    ) -> tuple[dict[str, float | None], dict[str, str]]:
+        """``summary`` and its null reasons with the judged metrics withheld when more than
+        ``max_failed`` judgements finally failed.
+
+        A judged mean over the judgements that happened to succeed is biased (the failed
+        ones are not a random sample: long outputs time out, rate limits hit bursts), so
+        past the limit the judged quality metrics, and the headline and ``suite_score``
+        when the headline is judged, are null with the reason: how many failed, the limit,
+        and ``retry_hint`` (how to judge only the failed ones again; the cache keeps the
+        rest). Judge counts (SUM) and direction-less diagnostics stay reported.
+        """
+        values, why = dict(summary), dict(reasons)
+        if not judged or failed <= max_failed:
+            return values, why
+        reason = (f"{failed} judgement(s) failed (judge_max_failed={max_failed}); "
+                  f"{retry_hint}")
+        specs = {spec.name: spec for spec in self.metric_specs}
+        for name in list(values):
+            spec = specs.get(name)
+            if spec is not None and spec.judge and spec.aggregation != SUM and \
+                    spec.higher_is_better is not None:
+                values[name], why[name] = None, reason
+        headline = self.headline_metric(options, judged)
+        if headline is not None and values.get(headline) is None and SUITE_SCORE in values:
+            values[SUITE_SCORE] = None
+            why[SUITE_SCORE] = f"the headline {headline} is null: {why.get(headline, reason)}"
+        return values, why
+
     def expected_size(self, options: Options) -> int | None:
         """How many items the full upstream split has, when known (a local copy may hold
         fewer; the front ends say so)."""

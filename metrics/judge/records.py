@@ -86,6 +86,9 @@ class JudgeConfig:
     cache_enabled: bool = True
     max_tokens: int = 256
     default_cache_path: str | None = None  # sqlite file used when cache_path is None
+    # judgements allowed to fail finally before the judged metrics are withheld (null with
+    # the reason): a mean over the judgements that happened to succeed is biased
+    max_failed: int = 0
 
     def __post_init__(self) -> None:
         if not self.model.strip():
@@ -96,6 +99,8 @@ class JudgeConfig:
             raise ValueError(f"judge max_retries must be >= 0, got {self.max_retries}")
         if self.timeout_seconds <= 0:
             raise ValueError(f"judge timeout must be > 0 seconds, got {self.timeout_seconds}")
+        if self.max_failed < 0:
+            raise ValueError(f"judge max_failed must be >= 0, got {self.max_failed}")
         if not 0 <= self.top_logprobs <= 20:
             raise ValueError(f"judge top_logprobs must be in 0..20, got {self.top_logprobs}")
 

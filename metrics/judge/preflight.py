@@ -1,0 +1,99 @@
+"""One minimal judge request before any generation, so a wrong URL, key or model name ends
+a run at once instead of after hours of generation.
+
+Every front end calls :func:`check_judge` (blocking) or :func:`check_judge_async` on the
+backend it will judge with. What counts as a working judge: any HTTP answer that shows the
+endpoint is there, accepts the key and knows the model — a reply (readable or not), a
+refusal of log-probabilities, or a rate limit (429: the endpoint is there and busy; the
+engine will wait for it). What ends the run: 401 / 403 / 404 and any other permanent
+rejection, and an endpoint that cannot be reached or only fails (connection refused, DNS,
+timeouts, 5xx) after ``attempts`` tries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from condambig_metrics.judge.errors import (
+    LogprobsRefusedError,
+    PermanentJudgeError,
+    TransientJudgeError,
+    UnparseableReplyError,
+)
+
+PREFLIGHT_PROMPT = ('This is a connection check. Reply with exactly this JSON and nothing '
+                    'else: {"score": 0, "reason": "ok"}')
+_ATTEMPTS = 2
+_PAUSE_SECONDS = 0.5
+
+
+class JudgeUnavailableError(ValueError):
+    """The judge cannot be used: the message names the model, the endpoint and what to set.
+
+    A ``ValueError`` so every front end's one-line error handling reports it as it reports
+    a bad option."""
+
+
+async def check_judge_async(backend: Any, where: str, *, attempts: int = _ATTEMPTS,
+                            timeout_seconds: float = 30.0, what_to_set: str = "") -> None:
+    """Send one minimal request through ``backend`` (``complete(prompt)``); raise
+    :class:`JudgeUnavailableError` when the judge cannot be used.
+
+    ``where`` describes the judge for the message (model and endpoint); ``what_to_set``
+    names the settings the user changes to fix it (e.g. the variables or flags).
+    """
+    last: Exception | None = None
+    for attempt in range(max(1, attempts)):
+        try:
+            await asyncio.wait_for(backend.complete(PREFLIGHT_PROMPT), timeout_seconds)
+            return
+        except (LogprobsRefusedError, UnparseableReplyError):
+            return  # it answered: the backend has switched log-probabilities off, or the
+            # reply had no score, which the engine handles per judgement
+        except PermanentJudgeError as error:
+            raise JudgeUnavailableError(_message(where, error, what_to_set)) from None
+        except (TransientJudgeError, asyncio.TimeoutError, OSError) as error:
+            if _rate_limited(error):
+                return
+            last = error
+        if attempt + 1 < attempts:
+            await asyncio.sleep(_PAUSE_SECONDS)
+    raise JudgeUnavailableError(_message(where, last, what_to_set, unreachable=True))
+
+
+def check_judge(backend: Any, where: str, **keywords: Any) -> None:
+    """:func:`check_judge_async` from synchronous code (its own event loop; the backend's
+    client bound to that loop is closed afterwards)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    async def run() -> None:
+        try:
+            await check_judge_async(backend, where, **keywords)
+        finally:
+            close = getattr(backend, "aclose", None)
+            if close is not None:
+                await close()
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(run())
+        return
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(asyncio.run, run()).result()
+
+
+def _rate_limited(error: BaseException) -> bool:
+    return "429" in str(error) or "rate limit" in str(error).lower()
+
+
+def _message(where: str, error: BaseException | None, what_to_set: str,
+             unreachable: bool = False) -> str:
+    if isinstance(error, asyncio.TimeoutError):
+        detail = "no answer within the timeout"
+    else:
+        detail = str(error) if error is not None else "no answer"
+    state = "cannot be reached" if unreachable else "refused the check request"
+    hint = f" Check {what_to_set}." if what_to_set else ""
+    return f"the judge {where} {state} before any generation: {detail}.{hint}"

@@ -1,0 +1,53 @@
+"""The judge check before any generation, against a loopback OpenAI-compatible server."""
+
+import socket
+import time
+
+import pytest
+
+from condambig_metrics.judge import JudgeConfig, OpenAIJudgeBackend
+from condambig_metrics.judge.preflight import JudgeUnavailableError, check_judge
+from tests.support.judge_server import JudgeServer
+
+
+def _backend(base_url: str, model: str = "judge-model") -> OpenAIJudgeBackend:
+    return OpenAIJudgeBackend(JudgeConfig(model=model, base_url=base_url, api_key="k",
+                                          timeout_seconds=5))
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.parametrize("script", [
+    {},                                              # a normal judge
+    {"refuse_logprobs": True},                       # answers without log-probabilities
+    {"default": {"reply": "no score here"}},          # answers, unreadably
+    {"faults": [{"kind": "429"}]},                   # busy, but there
+])
+def test_a_judge_that_answers_passes(script):
+    with JudgeServer(script) as server:
+        check_judge(_backend(server.base_url), "judge-model at " + server.base_url)
+        assert server.stats()["requests"] >= 1
+
+
+@pytest.mark.parametrize("kind", ["401", "403", "404"])
+def test_a_refusal_ends_at_once_naming_the_judge(kind):
+    with JudgeServer({"faults": [{"kind": kind}]}) as server:
+        with pytest.raises(JudgeUnavailableError) as raised:
+            check_judge(_backend(server.base_url), f"judge-model at {server.base_url}",
+                        what_to_set="CONDAMBIG_JUDGE_BASE_URL")
+        assert server.stats()["requests"] == 1
+    message = str(raised.value)
+    assert server.base_url in message and f"HTTP {kind}" in message
+    assert "CONDAMBIG_JUDGE_BASE_URL" in message and "\n" not in message
+
+
+def test_an_unreachable_endpoint_ends_within_seconds():
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    started = time.monotonic()
+    with pytest.raises(JudgeUnavailableError, match="cannot be reached"):
+        check_judge(_backend(url), f"judge-model at {url}")
+    assert time.monotonic() - started < 5
