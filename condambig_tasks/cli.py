@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from condambig_tasks import registry, run_logs, settings
+from condambig_tasks import cli_judge, registry, run_logs, settings
 from condambig_tasks.benchmark import (
     Benchmark,
     Runtime,
@@ -86,9 +86,7 @@ def _add_arguments(parser: argparse.ArgumentParser, benchmark: Benchmark) -> Non
                                 metavar=None if choices else "VALUE", choices=choices,
                                 help=f"{help_text} (default {default})")
     if benchmark.uses_judge:
-        parser.add_argument("--judge-model", help="judge model (else $CONDAMBIG_JUDGE_MODEL); "
-                            "without one the judge metrics are not reported")
-        parser.add_argument("--judge-base-url", help="OpenAI-compatible endpoint, e.g. vLLM")
+        cli_judge.add_judge_arguments(parser)
     parser.add_argument("--limit", type=int, metavar="N",
                         help="score only the first N items that have an output")
     parser.add_argument("--per-sample", "--per-question", "--per-example", dest="per_sample",
@@ -135,17 +133,24 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
         print(f"condambig-score {benchmark.name}: {len(missing)} of {len(by_id)} items have "
               "no output (left out).", file=sys.stderr)
 
-    engine, judged = None, False
+    engine, judged, config = None, False, None
     if benchmark.uses_judge and benchmark.judge_applies(options):
-        flags = {"judge_model": args.judge_model, "judge_base_url": args.judge_base_url}
-        # flags over the judge settings the lm-eval run recorded over the environment
-        overrides = {**(logged.judge if logged else {}),
-                     **{key: value for key, value in flags.items() if value is not None}}
-        config = settings.judge_config_from_environment(overrides)
+        config = cli_judge.judge_config(args)
+        if logged is not None and logged.framework == run_logs.LM_EVAL:
+            notice = cli_judge.logged_judge_notice(
+                benchmark.name, cli_judge.logged_judge(logged.judge, logged.provenance),
+                config, _command_words(benchmark, args))
+            if notice:
+                print(f"condambig-score {benchmark.name}: {notice}", file=sys.stderr)
         if config is not None:
             from condambig_metrics.judge import openai_judge_engine
+            from condambig_metrics.judge.preflight import CheckedBackend
 
             engine, judged = openai_judge_engine(config, progress_factory=Progress), True
+            # a wrong URL, key or model ends the run after one request, not after every
+            # judgement's retries; a fully cached run sends nothing
+            engine.backend = CheckedBackend(engine.backend, cli_judge.describe(config),
+                                            cli_judge.WHAT_TO_SET)
     for note in benchmark.run_notes(options, judged):
         print(f"condambig-score {note}", file=sys.stderr)
     if benchmark.needs_corpus_step(options, judged):
@@ -160,6 +165,11 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
             for sample in samples:
                 sink.write(json.dumps(sample.to_json(), ensure_ascii=False) + "\n")
     metrics = benchmark.summarise(samples, options, judged)
+    reasons = benchmark.explain_nulls(samples, options, judged, metrics)
+    if engine is not None:
+        metrics, reasons = benchmark.withhold_judged_metrics(
+            metrics, reasons, options, judged, failed=engine.stats.failures,
+            max_failed=config.max_failed, retry_hint=_retry_hint(config))
     expected = benchmark.expected_size(options)
     if expected is not None and len(by_id) < expected:
         print(f"condambig-score {benchmark.name}: the data holds {len(by_id)} of the "
@@ -175,27 +185,64 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
         "n_scored": len(samples),
         "missing_outputs": len(missing),
         "metrics": metrics,
-        "null_reasons": benchmark.explain_nulls(samples, options, judged, metrics),
+        "null_reasons": reasons,
     }
     if engine is not None:
         stats = engine.stats
-        result["judge"] = {"model": engine.model_name, "requests": stats.requests_sent,
+        result["judge"] = {"model": engine.model_name,
+                           "base_url": config.base_url,
+                           "requests": stats.requests_sent + engine.backend.check_requests,
                            "retries": stats.retries,
                            "logprob_fallbacks": stats.logprob_fallbacks,
-                           "cache_hits": stats.cache_hits, "failures": stats.failures}
+                           "cache_hits": stats.cache_hits, "failures": stats.failures,
+                           "max_failed": config.max_failed}
         if engine.endpoint_failure is not None:  # authentication / endpoint: exit non-zero
             raise CondambigError(
                 f"{benchmark.name}: the judge endpoint failed, {stats.failures} judgement(s) "
                 f"failed: {engine.endpoint_failure}")
     result["provenance"] = provenance_block(
         benchmark, options, items, sources, judge=None if engine is None else engine.model_name)
+    if config is not None and config.base_url:
+        result["provenance"]["judge_base_url"] = config.base_url
     if logged is not None:
         result["source"] = {"framework": logged.framework, "path": logged.source,
                             "task": logged.task, "provenance": logged.provenance}
         _compare_data(benchmark, logged.provenance, result["provenance"])
         if logged.reported:
             result["reported"] = logged.reported
-    return json_safe(result)
+    result = json_safe(result)
+    if engine is not None and stats.failures > config.max_failed:
+        raise JudgedMetricsWithheld(
+            f"{benchmark.name}: {stats.failures} judgement(s) failed (more than "
+            f"judge_max_failed={config.max_failed}), so the judged metrics are null; "
+            f"{_retry_hint(config)}", result)
+    return result
+
+
+class JudgedMetricsWithheld(CondambigError):
+    """Too many judgements failed: the result (judged metrics null) is printed and the
+    command exits non-zero."""
+
+    def __init__(self, message: str, result: dict[str, Any]):
+        super().__init__(message)
+        self.result = result
+
+
+def _retry_hint(config: Any) -> str:
+    if not config.cache_enabled:
+        return ("the judge cache is off, so a rerun sends every judgement again; turn it on "
+                f"({settings.JUDGE_CACHE_VARIABLE}) to resend only the failed ones")
+    return ("run the same command again: the judgements obtained are cached and only the "
+            "failed ones are sent (or allow failures with --judge-max-failed N)")
+
+
+def _command_words(benchmark: Benchmark, args: argparse.Namespace) -> list[str]:
+    """The rescoring command as typed, less the judge flags (for the 'judge as the run did'
+    notice)."""
+    words = [benchmark.name, "--from-log", str(args.from_log)]
+    if args.task is not None:
+        words += ["--task", args.task]
+    return words
 
 
 def _compare_data(benchmark: Benchmark, run: dict[str, Any] | None,
@@ -263,6 +310,11 @@ def main(argv: list[str] | None = None) -> int:
     show_project_logs()
     try:
         result = run(registry.get(args.benchmark), args)
+    except JudgedMetricsWithheld as withheld:
+        json.dump(withheld.result, sys.stdout, indent=2, ensure_ascii=False, allow_nan=False)
+        sys.stdout.write("\n")
+        print(f"condambig-score {args.benchmark}: {withheld}", file=sys.stderr)
+        return 2
     except (CondambigError, FileNotFoundError, ValueError) as error:
         print(f"condambig-score {args.benchmark}: {error}", file=sys.stderr)
         return 2

@@ -401,10 +401,24 @@ def test_judged_run_rescored_with_its_judge_then_rejudged(judged_run):
     out, env, judge_a = judged_run
     reported = _lm_eval_metrics(out, "condambigqa")
     assert {"condition_score", "answer_score", "citation_score"} <= set(reported)
-    # no judge flag and none in the environment: the judge the run named in its docs
-    same = _rescore(["condambigqa", "--from-log", str(out)], env, out.parent)
+    # no judge flag and none in the environment: the run's judge (and its URL) is not
+    # used with the key from the environment; one line says how to judge as the run did
+    before = judge_a.stats()["requests"]
+    unjudged = _run([executable("condambig-score"), "condambigqa", "--from-log", str(out)],
+                    env, out.parent)
+    assert judge_a.stats()["requests"] == before
+    assert "judge" not in json.loads(unjudged.stdout)
+    [notice] = [line for line in unjudged.stderr.splitlines() if "judged by" in line]
+    flags = ["--judge-model", "judge-a", "--judge-base-url", judge_a.base_url]
+    assert notice.endswith(f"condambig-score condambigqa --from-log {out} {' '.join(flags)}")
+    same = _rescore(["condambigqa", "--from-log", str(out), *flags], env, out.parent)
     _assert_same_numbers(reported, same["metrics"])
     assert same["judge"]["model"] == "judge-a"
+    # the run's judge base URL and model are recorded (never the key)
+    [results] = glob.glob(f"{out}/**/results_*.json", recursive=True)
+    provenance = json.loads(Path(results).read_text())["configs"]["condambigqa"]["metadata"][
+        "provenance"]
+    assert (provenance["judge"], provenance["judge_base_url"]) == ("judge-a", judge_a.base_url)
 
     with JudgeServer({"default": {"scores": {"9": 1.0}}}) as judge_b:
         other = _rescore(["condambigqa", "--from-log", str(out), "--judge-model", "judge-b",

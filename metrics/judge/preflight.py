@@ -32,13 +32,18 @@ class JudgeUnavailableError(ValueError):
     """The judge cannot be used: the message names the model, the endpoint and what to set.
 
     A ``ValueError`` so every front end's one-line error handling reports it as it reports
-    a bad option."""
+    a bad option. ``requests``: how many check requests were sent."""
+
+    def __init__(self, message: str, requests: int = 1):
+        super().__init__(message)
+        self.requests = requests
 
 
 async def check_judge_async(backend: Any, where: str, *, attempts: int = _ATTEMPTS,
-                            timeout_seconds: float = 30.0, what_to_set: str = "") -> None:
+                            timeout_seconds: float = 30.0, what_to_set: str = "") -> int:
     """Send one minimal request through ``backend`` (``complete(prompt)``); raise
-    :class:`JudgeUnavailableError` when the judge cannot be used.
+    :class:`JudgeUnavailableError` when the judge cannot be used. Returns the number of
+    requests sent (for request counts that must equal what the endpoint received).
 
     ``where`` describes the judge for the message (model and endpoint); ``what_to_set``
     names the settings the user changes to fix it (e.g. the variables or flags).
@@ -47,19 +52,21 @@ async def check_judge_async(backend: Any, where: str, *, attempts: int = _ATTEMP
     for attempt in range(max(1, attempts)):
         try:
             await asyncio.wait_for(backend.complete(PREFLIGHT_PROMPT), timeout_seconds)
-            return
+            return attempt + 1
         except (LogprobsRefusedError, UnparseableReplyError):
-            return  # it answered: the backend has switched log-probabilities off, or the
-            # reply had no score, which the engine handles per judgement
+            return attempt + 1  # it answered: the backend has switched log-probabilities
+            # off, or the reply had no score, which the engine handles per judgement
         except PermanentJudgeError as error:
-            raise JudgeUnavailableError(_message(where, error, what_to_set)) from None
+            raise JudgeUnavailableError(_message(where, error, what_to_set),
+                                        attempt + 1) from None
         except (TransientJudgeError, asyncio.TimeoutError, OSError) as error:
             if _rate_limited(error):
-                return
+                return attempt + 1
             last = error
         if attempt + 1 < attempts:
             await asyncio.sleep(_PAUSE_SECONDS)
-    raise JudgeUnavailableError(_message(where, last, what_to_set, unreachable=True))
+    raise JudgeUnavailableError(_message(where, last, what_to_set, unreachable=True),
+                                max(1, attempts))
 
 
 def check_judge(backend: Any, where: str, **keywords: Any) -> None:
@@ -96,4 +103,58 @@ def _message(where: str, error: BaseException | None, what_to_set: str,
         detail = str(error) if error is not None else "no answer"
     state = "cannot be reached" if unreachable else "refused the check request"
     hint = f" Check {what_to_set}." if what_to_set else ""
-    return f"the judge {where} {state} before any generation: {detail}.{hint}"
+    return f"the judge {where} {state}: {detail}.{hint}"
+
+
+class CheckedBackend:
+    """A backend whose endpoint is checked once, just before the first request that reaches
+    it (a run whose judgements are all cached sends nothing).
+
+    When the check fails, that request and every later one fail with a
+    :class:`PermanentJudgeError` that affects all requests, so the engine sends nothing more
+    and reports the endpoint failure with the check's one-line message.
+    """
+
+    def __init__(self, backend: Any, where: str, what_to_set: str = ""):
+        self.backend = backend
+        self.where = where
+        self.what_to_set = what_to_set
+        self._lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
+        self._checked = False
+        self._failure: str | None = None
+        self.check_requests = 0  # requests the check sent (the engine counts the others)
+
+    def __getattr__(self, name: str) -> Any:  # model_name, cache_settings, aclose, ...
+        if name == "backend":
+            raise AttributeError(name)
+        return getattr(self.backend, name)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_lock": None}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    async def complete(self, prompt: str) -> Any:
+        await self._check_once()
+        return await self.backend.complete(prompt)
+
+    async def _check_once(self) -> None:
+        if self._checked:
+            if self._failure is not None:
+                raise PermanentJudgeError(self._failure, affects_all_requests=True)
+            return
+        loop = asyncio.get_running_loop()
+        if self._lock is None or self._lock[0] is not loop:
+            self._lock = (loop, asyncio.Lock())
+        async with self._lock[1]:
+            if not self._checked:
+                try:
+                    self.check_requests += await check_judge_async(
+                        self.backend, self.where, what_to_set=self.what_to_set)
+                except JudgeUnavailableError as error:
+                    self.check_requests += error.requests
+                    self._failure = str(error)
+                self._checked = True
+        if self._failure is not None:
+            raise PermanentJudgeError(self._failure, affects_all_requests=True)

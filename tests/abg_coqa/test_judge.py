@@ -78,7 +78,7 @@ def _cli(tmp_path, capsys, *extra: str) -> tuple[int, dict | None, str]:
     code = main(["abg_coqa", "--subtask", "clarification", "--pred", str(pred),
                  "--ref", str(FIXTURE_DATA / "abg_coqa" / "coqa_abg_val.json"), *extra])
     captured = capsys.readouterr()
-    return code, json.loads(captured.out) if code == 0 else None, captured.err
+    return code, json.loads(captured.out) if captured.out.strip() else None, captured.err
 
 
 @pytest.fixture
@@ -110,7 +110,7 @@ def test_condambig_score_with_a_judge_server(judge_environment, tmp_path, capsys
         code, result, err = _cli(tmp_path, capsys, "--judge-model", "judge", "--judge-base-url", server.base_url)
         assert code == 0, err
         assert {k: result["metrics"][k] for k in EXPECTED_JUDGE} == pytest.approx(EXPECTED_JUDGE)
-        assert result["judge"]["requests"] == 2
+        assert result["judge"]["requests"] == 3  # the endpoint check, then 2 judgements
         # a rerun is answered from the cache
         _, again, _ = _cli(tmp_path, capsys, "--judge-model", "judge", "--judge-base-url", server.base_url)
         assert again["judge"]["cache_hits"] == 2 and again["judge"]["requests"] == 0
@@ -119,7 +119,21 @@ def test_condambig_score_with_a_judge_server(judge_environment, tmp_path, capsys
 def test_failed_judgement_is_excluded_and_counted(judge_environment, tmp_path, capsys):
     script = {"rules": judge_rules(), "faults": [{"kind": "400", "contains": "Which tree are you asking about?"}]}
     with JudgeServer(script) as server:
-        code, result, err = _cli(tmp_path, capsys, "--judge-model", "judge", "--judge-base-url", server.base_url)
+        # the default judge_max_failed=0: the judged metrics are withheld, exit 2
+        code, withheld, err = _cli(tmp_path, capsys, "--judge-model", "judge",
+                                   "--judge-base-url", server.base_url)
+        assert code == 2
+        assert withheld["metrics"]["judge_helpfulness"] is None
+        assert withheld["metrics"]["judge_failed"] == 1.0
+        assert withheld["null_reasons"]["judge_helpfulness"].startswith(
+            "1 judgement(s) failed (judge_max_failed=0); run the same command again")
+        assert err.strip().splitlines()[-1] == (
+            "condambig-score abg_coqa: abg_coqa: 1 judgement(s) failed (more than "
+            "judge_max_failed=0), so the judged metrics are null; run the same command again: "
+            "the judgements obtained are cached and only the failed ones are sent (or allow "
+            "failures with --judge-max-failed N)")
+        code, result, err = _cli(tmp_path, capsys, "--judge-model", "judge", "--judge-base-url",
+                                 server.base_url, "--judge-max-failed", "1")
     assert code == 0, err
     metrics = result["metrics"]
     assert metrics["judge_failed"] == 1.0

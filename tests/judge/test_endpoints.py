@@ -227,7 +227,8 @@ def _score(tmp_path, capsys, base_url: str) -> tuple[int, dict | None, str]:
 @pytest.mark.parametrize(("script", "message"), [
     ({"require_api_key": "another-key"}, "CONDAMBIG_JUDGE_API_KEY"),
     ({"faults": [{"kind": "403"}]}, "HTTP 403"),
-    ({"faults": [{"kind": "503"}]}, "all 2 judgement(s) failed"),
+    # the endpoint check fails after its two tries; no judgement is sent after it
+    ({"faults": [{"kind": "503"}]}, "cannot be reached: judge endpoint returned HTTP 503"),
 ])
 def test_condambig_score_exits_non_zero_when_the_endpoint_fails(
     judge_server, cli_environment, tmp_path, capsys, script, message
@@ -245,6 +246,7 @@ def test_condambig_score_reports_the_requests_the_server_received(
                            "faults": [{"kind": "429", "first": 1}]})
     code, result, err = _score(tmp_path, capsys, server.base_url)
     assert code == 0, err
-    # 2 questions: each refused once (logprobs) and answered again; one extra 429 retry
-    assert result["judge"]["requests"] == server.stats()["requests"] == 5
-    assert result["judge"]["logprob_fallbacks"] == 2 and result["judge"]["retries"] == 1
+    # the endpoint check is refused log-probabilities (which switches them off), then the
+    # 2 questions are asked without them; one gets a 429 and is retried
+    assert result["judge"]["requests"] == server.stats()["requests"] == 4
+    assert result["judge"]["logprob_fallbacks"] == 0 and result["judge"]["retries"] == 1
