@@ -307,3 +307,60 @@ def test_read_only_is_one_error_naming_the_path(kind, tmp_path) -> None:
     assert reason in result.stdout and str(path) in result.stdout
     assert WHAT_TO_DO in result.stdout and result.stdout.count("\n") == 1
     assert not list(tmp_path.rglob("*.corrupt-*"))
+
+
+# --- through the condambig-score command -------------------------------------------------
+
+def _score_with_cache(tmp_path: Path, server_url: str, cache_path: Path):
+    from tests.abg_coqa.scripted_outputs import RAW_OUTPUTS
+    from tests.conftest import FIXTURE_DATA, executable, subprocess_env
+
+    pred = tmp_path / "pred.json"
+    pred.write_text(json.dumps([{"id": key, "output": value}
+                                for key, value in RAW_OUTPUTS["clarification"].items()]))
+    command = [executable("condambig-score"), "abg_coqa", "--subtask", "clarification",
+               "--pred", str(pred), "--ref", str(FIXTURE_DATA / "abg_coqa" / "coqa_abg_val.json"),
+               "--judge-model", "judge", "--judge-base-url", server_url]
+    env = subprocess_env(CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"),
+                         CONDAMBIG_JUDGE_API_KEY="test-key",
+                         CONDAMBIG_JUDGE_CACHE=str(cache_path))
+    return subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.mark.e2e
+def test_condambig_score_moves_a_corrupt_cache_aside_and_scores(tmp_path) -> None:
+    from tests.abg_coqa.scripted_outputs import EXPECTED_JUDGE, judge_rules
+    from tests.support.judge_server import JudgeServer
+
+    path = tmp_path / "judge.sqlite"
+    path.write_bytes(bytes(range(256)) * 32)
+    with JudgeServer({"rules": judge_rules()}) as server:
+        result = _score_with_cache(tmp_path, server.base_url, path)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    [moved] = tmp_path.glob("judge.sqlite.corrupt-*")
+    assert f"{path} is not a judge cache (file is not a database); moved to {moved}, " \
+           "starting a new one" in result.stderr
+    metrics = json.loads(result.stdout)["metrics"]
+    assert {name: metrics[name] for name in EXPECTED_JUDGE} == pytest.approx(EXPECTED_JUDGE)
+    assert len(JudgeCache(path)) == 2  # the new cache holds this run's judgements
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("kind", ["folder_as_path", "another_programs_database"])
+def test_condambig_score_unusable_cache_is_one_line_and_exit_2(kind, tmp_path) -> None:
+    from tests.support.judge_server import JudgeServer
+
+    path = tmp_path / "judge.sqlite"
+    make, reason = UNUSABLE[kind]
+    make(path)
+    with JudgeServer({}) as server:
+        result = _score_with_cache(tmp_path, server.base_url, path)
+        asked = server.stats()["requests"]
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    [line] = [line for line in result.stderr.splitlines() if "judge cache" in line]
+    assert line.startswith("condambig-score abg_coqa: ") and str(path) in line
+    assert reason in line and WHAT_TO_DO in line
+    assert asked == 0  # judged nothing before failing
