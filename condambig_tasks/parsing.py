@@ -4,6 +4,11 @@ Handles reasoning traces (``<think>...</think>``), Markdown fences, prose around
 trailing commas and truncated output (through the maintained ``json-repair`` package).
 Never raises: returns ``ExtractedJson(value=None, error=...)`` when nothing usable is there.
 
+A valid JSON answer is read whole before anything else: the output itself, the output after
+its leading ``<think>`` blocks, or either inside one enclosing code fence. Reasoning-trace
+stripping and fence detection only act on an answer that is not JSON as a whole, so a
+``</think>`` or a fenced snippet inside one of its strings never cuts it.
+
 Every step is linear in the output's length or capped, so adversarial output (thousands of
 spaces, backticks or brackets, deep nesting, huge numbers, lone surrogates) costs a bounded
 time per output:
@@ -33,8 +38,10 @@ from typing import Any
 
 from condambig_metrics.text import (
     code_fences,
+    reasoning_spans,
     replace_lone_surrogates,
     strip_reasoning,
+    unwrap_code_fence,
     without_language_tag,
 )
 
@@ -81,6 +88,8 @@ _FENCE_TAGS = ("json", "JSON", "javascript")
 # brackets inside them do not count. Both alternatives match without backtracking.
 _STRUCTURE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]', re.DOTALL)
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
+_THINK_OPEN = re.compile(re.escape("<think>"), re.IGNORECASE)
+_THINK_CLOSE = re.compile(re.escape("</think>"), re.IGNORECASE)
 _CONSTANTS = {math.inf: "Infinity", -math.inf: "-Infinity"}
 _INTEGER_LIMIT = 10**MAX_INTEGER_DIGITS
 
@@ -116,9 +125,16 @@ def model_answer(output: str) -> ModelAnswer:
 
 
 def extract_json(text: object) -> ExtractedJson:
-    """The first JSON object or array found in a raw output, repaired when needed."""
+    """The JSON object or array of a raw output: the output when it is JSON as a whole
+    (after leading ``<think>`` blocks, in a fence or not), else the first one found in its
+    answer (:func:`find_json`), repaired when needed."""
     if not isinstance(text, str):
         return ExtractedJson(None, f"output is {type(text).__name__}, not text")
+    capped = replace_lone_surrogates(text[:MAX_OUTPUT_CHARACTERS])
+    for start in _answer_starts(capped):
+        whole = _whole_json(capped[start:])
+        if whole is not None:
+            return ExtractedJson(whole, truncated=len(text) > MAX_OUTPUT_CHARACTERS)
     answer = model_answer(text)
     found = find_json(answer.text)
     return ExtractedJson(found.value, found.error, answer.truncated)
@@ -126,9 +142,13 @@ def extract_json(text: object) -> ExtractedJson:
 
 def find_json(answer: str) -> ExtractedJson:
     """The first non-empty JSON object or array in an answer already through
-    :func:`model_answer`: fenced blocks first, then the whole answer."""
+    :func:`model_answer`: the answer when it is JSON as a whole, then fenced blocks, then
+    the first bracket of the answer."""
     if not answer:
         return ExtractedJson(None, "empty output")
+    whole = _whole_json(answer)
+    if whole is not None:
+        return ExtractedJson(whole)
     candidates = [block for block in _fenced_blocks(answer) if block.strip()]
     candidates = candidates[: MAX_JSON_CANDIDATES - 1] + [answer]
     budget = _RepairBudget()
@@ -137,6 +157,37 @@ def find_json(answer: str) -> ExtractedJson:
         if isinstance(value, (dict, list)) and value:
             return ExtractedJson(value)
     return ExtractedJson(None, "no JSON object or array in the output")
+
+
+def _whole_json(text: str) -> Any:
+    """The non-empty object or array ``text`` is as a whole (surrounding whitespace and one
+    enclosing code fence allowed), or None. At most two strict decodes: linear."""
+    for candidate in (text, unwrap_code_fence(text)):
+        if candidate is None:
+            continue
+        start = _JSON_SPACE.match(candidate).end()
+        if candidate[start:start + 1] not in ("{", "["):
+            continue
+        decoded = decode_json(candidate, start, whole=True)
+        if decoded is not None and isinstance(decoded[0], (dict, list)) and decoded[0]:
+            return decoded[0]
+    return None
+
+
+def _answer_starts(text: str) -> list[int]:
+    """Where the answer of a raw output may start: after the ``<think>`` blocks it starts
+    with (0 when none), and after the first ``</think>`` when the trace's opening tag was
+    part of the prompt."""
+    position = 0
+    for start, end in reasoning_spans(text):
+        if text[position:start].strip():
+            break
+        position = end
+    starts = [position]
+    closing = _THINK_CLOSE.search(text, position)
+    if closing is not None and not _THINK_OPEN.search(text, position, closing.start()):
+        starts.append(closing.end())
+    return starts
 
 
 def decode_json(text: str, start: int = 0, *, whole: bool = False) -> tuple[Any, int] | None:

@@ -34,3 +34,9 @@ class PermanentJudgeError(JudgeError):
     def __init__(self, message: str, affects_all_requests: bool = False):
         super().__init__(message)
         self.affects_all_requests = affects_all_requests
+
+
+class JudgeCacheError(ValueError):
+    """The judge cache file cannot be used (a folder, read-only, a full disk, another
+    program's database): the message names the path and what to set instead. A
+    ``ValueError`` so that the front ends print it as one line."""

@@ -14,11 +14,19 @@ distribution at the score token, ``sum p(s)*s / sum p(s)``. Two rules are implem
 Without logprobs, or when a rule cannot weight the reply, the parsed number is the score
 and the judgement is marked unweighted.
 
-The score is read from the reply's structured field: the ``"score"`` key of the first JSON
-object in the reply (outside ``<think>`` blocks; a code fence around it is fine), and its
-``"reason"`` from the same object. Only a reply with no JSON object at all falls back to a
-number it starts with ("7", "8 - mostly right"). A ``score:`` written anywhere else (in a
-reason before the JSON, or in the reason's text) is never read.
+The score is read from the verdict the judge gives last: the ``"score"`` key of the last
+top-level JSON object in the reply that has one (outside ``<think>`` blocks; a code fence
+around it is fine), and its ``"reason"`` from the same object. A judge that restates the
+output under evaluation, which may itself hold ``{"score": 10}``, before its own verdict is
+therefore not hijacked by it. Only a reply with no JSON object at all falls back to a number
+it starts with ("7", "8 - mostly right"). A ``score:`` written anywhere else (in a reason
+before the JSON, or in the reason's text) is never read.
+
+Finding the objects is linear in the reply: the reply is read left to right, an object found
+is skipped whole (objects inside it are its fields, not verdicts), and a ``{"`` that starts
+no valid object costs one attempt, of which at most :data:`MAX_BROKEN_OBJECT_STARTS` are
+made (each may scan the rest of the reply once); a reply with more is unreadable rather than
+read up to where the attempts ran out.
 """
 
 from __future__ import annotations
@@ -26,7 +34,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from condambig_metrics.judge.errors import UnparseableReplyError
@@ -48,6 +56,12 @@ _LEADING_NUMBER = re.compile(r"^\s*(\d+(?:\.\d+)?)(?![\d.])")
 _JSON_WHITESPACE = " \t\r\n"
 _NUMBER_TEXT = re.compile(r"\d+(?:\.\d+)?")
 _DECODER = json.JSONDecoder()
+# A "{" that can start a JSON object: whitespace, then a key's quote or the closing brace.
+_OBJECT_START = re.compile(r'\{[ \t\r\n]*["}]')
+MAX_BROKEN_OBJECT_STARTS = 64
+"""Attempts at a ``{"`` that starts no valid JSON object before a reply is unreadable: each
+failed attempt may scan (and :class:`json.JSONDecodeError` count the lines of) the rest of
+the reply, so the attempts are capped to keep reading linear."""
 # Characters a tokenizer may glue to a digit ("7," or ":7"); stripped before reading a token.
 _TOKEN_PUNCTUATION = " \t\r\n\"',.:;{}[]()"
 # DeepEval's G-Eval drops alternatives with log-probability below log(0.01).
@@ -77,11 +91,11 @@ class Judgement:
 def parse_reply(text: str) -> ParsedScore:
     """Find the score in a reply; raise :class:`UnparseableReplyError` when there is none.
 
-    The first JSON object's ``"score"`` (a number, or a string holding one); with no JSON
-    object in the reply, a number the reply starts with.
+    The ``"score"`` (a number, or a string holding one) of the last top-level JSON object
+    that has one; with no JSON object in the reply, a number the reply starts with.
     """
     visible = _blank_reasoning(text)
-    found = first_json_object(visible)
+    found = last_scored_object(visible)
     if found is None:
         match = _LEADING_NUMBER.search(visible)
         if match is None:
@@ -110,19 +124,38 @@ def parse_reply(text: str) -> ParsedScore:
     return _checked(float(value), value_start, value_end, reason, text)
 
 
-def first_json_object(text: str) -> tuple[dict, int, int] | None:
-    """The first JSON object in ``text`` (leftmost ``{`` that starts a valid object), with its
-    start and end offsets; None when there is none."""
-    position = text.find("{")
-    while position != -1:
+def last_scored_object(text: str) -> tuple[dict, int, int] | None:
+    """The last top-level JSON object in ``text`` with a ``"score"`` key, with its start
+    and end offsets. None when ``text`` holds no JSON object at all; when it holds objects
+    but none with a score, the last object (whose missing score makes the reply unreadable).
+    """
+    chosen = None
+    for payload, start, end in top_level_objects(text):
+        if chosen is None or SCORE_FIELD in payload or SCORE_FIELD not in chosen[0]:
+            chosen = (payload, start, end)
+    return chosen
+
+
+def top_level_objects(text: str) -> Iterator[tuple[dict, int, int]]:
+    """Each JSON object in ``text`` that is not inside another, left to right, with its start
+    and end offsets. Linear: a found object is skipped whole, and after
+    :data:`MAX_BROKEN_OBJECT_STARTS` starts that decode to nothing the reply is unreadable."""
+    broken = 0
+    position = 0
+    while (match := _OBJECT_START.search(text, position)) is not None:
+        start = match.start()
         try:
-            payload, end = _DECODER.raw_decode(text, position)
-        except ValueError:
-            payload = None
-        if isinstance(payload, dict):
-            return payload, position, end
-        position = text.find("{", position + 1)
-    return None
+            payload, end = _DECODER.raw_decode(text, start)
+        except (ValueError, RecursionError):
+            broken += 1
+            if broken >= MAX_BROKEN_OBJECT_STARTS:
+                raise UnparseableReplyError(
+                    f"judge reply has {broken} or more broken JSON objects: "
+                    f"{_preview(text)}") from None
+            position = start + 1
+            continue
+        yield payload, start, end
+        position = end
 
 
 def _field_value_span(text: str, start: int, end: int, field: str) -> tuple[int, int] | None:

@@ -41,3 +41,26 @@ def test_unusable_outputs_are_counted_failures(output):
 def test_any_text_parses_without_raising(text):
     reply = parse_reply(text)
     assert reply.parsed == bool(reply.pairs)
+
+
+# A valid JSON answer whose strings hold a fenced snippet or the text </think>: read whole,
+# never cut inside a string.
+_FENCED_IN_STRING = ('[{"question": "Which format, ```json\\n{\\"answer\\": 1}\\n```?", '
+                     '"answer": "JSON"}, {"question": "Which year?", "answer": "1999"}]')
+_THINK_IN_STRING = ('[{"question": "Where does </think> end?", "answer": "At the tag"}, '
+                    '{"question": "Which year?", "answer": "1999"}]')
+_EXPECTED = {
+    _FENCED_IN_STRING: [PredictedPair("JSON", 'Which format, ```json\n{"answer": 1}\n```?'),
+                        PredictedPair("1999", "Which year?")],
+    _THINK_IN_STRING: [PredictedPair("At the tag", "Where does </think> end?"),
+                       PredictedPair("1999", "Which year?")],
+}
+
+
+@pytest.mark.parametrize("answer", list(_EXPECTED))
+@pytest.mark.parametrize("wrap", ["{}", "<think>which pairs?</think>\n{}", "```json\n{}\n```",
+                                  "the prompt opened the trace</think> {}"])
+def test_a_json_answer_is_never_cut_inside_its_strings(answer, wrap):
+    reply = parse_reply(wrap.replace("{}", answer))
+    assert reply.parsed, reply.error
+    assert list(reply.pairs) == _EXPECTED[answer]

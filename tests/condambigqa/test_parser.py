@@ -150,3 +150,31 @@ def test_closed_book_citations_are_neither_kept_nor_counted():
     result = parse_response(text, Setting.CLOSED_BOOK, 0)
     assert result.pairs[0].citations == ()
     assert (result.out_of_range_citations, result.duplicate_citations) == (0, 0)
+
+
+# A valid JSON answer whose strings hold a fenced snippet or the text </think>: read whole,
+# never cut inside a string (the fence or the tag inside it is the answer's own text).
+FENCED_IN_STRING = json.dumps([
+    {"condition": "If it asks for the format",
+     "answer": 'Reply with ```json\n{"answer": "x"}\n``` as shown', "citations": ["Fragment 1"]},
+    {"condition": "Otherwise", "answer": "Plain text", "citations": [2]},
+])
+THINK_IN_STRING = json.dumps([
+    {"condition": "If the tag counts", "answer": "It ends at </think> here", "citations": [1]},
+    {"condition": "Otherwise", "answer": "Nothing to end", "citations": [2]},
+])
+
+
+@pytest.mark.parametrize("output", [
+    FENCED_IN_STRING, THINK_IN_STRING,
+    "<think>fences or tags?</think>\n" + FENCED_IN_STRING,
+    "<think>fences or tags?</think>\n" + THINK_IN_STRING,
+    "a trace whose opening tag was in the prompt</think>\n" + THINK_IN_STRING,
+    "```json\n" + FENCED_IN_STRING + "\n```",
+])
+def test_a_json_answer_is_never_cut_inside_its_strings(output):
+    expected = json.loads(output[output.index("["):output.rindex("]") + 1])
+    parsed = parse_response(output, Setting.MAIN, 3)
+    assert parsed.parsed, parsed.error
+    assert [(p.condition, p.answer, p.citations) for p in parsed.pairs] == [
+        (item["condition"], item["answer"], (index + 1,)) for index, item in enumerate(expected)]

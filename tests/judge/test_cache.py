@@ -14,6 +14,7 @@ import pytest
 
 from condambig_metrics.judge import JudgeCache, cache_key, render_prompt
 from condambig_metrics.judge.cache import CachedJudgement
+from condambig_metrics.judge.errors import JudgeCacheError
 from tests.judge.conftest import request
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,7 +43,7 @@ def test_key_depends_on_judge_model_and_full_prompt() -> None:
 def test_unwritable_location_says_what_to_do(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
-    with pytest.raises(OSError, match="CONDAMBIG_JUDGE_CACHE"):
+    with pytest.raises(JudgeCacheError, match="CONDAMBIG_JUDGE_CACHE"):
         len(JudgeCache(blocker / "judge.sqlite"))
 
 

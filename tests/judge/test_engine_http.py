@@ -8,6 +8,7 @@ import math
 import pytest
 
 from condambig_metrics.judge import JudgeCache, summarize
+from condambig_metrics.judge.errors import JudgeCacheError
 from tests.judge.conftest import request
 
 SCRIPT = {
@@ -201,6 +202,6 @@ def test_unusable_cache_location_fails_before_any_request(
     blocker = tmp_path / "file"
     blocker.write_text("")
     engine = make_engine(server, cache=JudgeCache(blocker / "judge.sqlite"))
-    with pytest.raises(OSError, match="CONDAMBIG_JUDGE_CACHE"):
+    with pytest.raises(JudgeCacheError, match="CONDAMBIG_JUDGE_CACHE"):
         engine.judge_many_sync([request("Lyon")])
     assert server.stats()["requests"] == 0

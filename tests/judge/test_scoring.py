@@ -1,4 +1,5 @@
-"""Reading scores from replies and weighting them by token probabilities (no server)."""
+"""Reading scores from replies and weighting them by token probabilities (one test through a
+loopback judge server)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,13 @@ from condambig_metrics.judge import (
     render_prompt,
     token_logprobs,
 )
-from condambig_metrics.judge.scoring import score_of_token, weighted_mean
+from condambig_metrics.judge.scoring import (
+    MAX_BROKEN_OBJECT_STARTS,
+    score_of_token,
+    weighted_mean,
+)
 from tests.judge.conftest import request
+from tests.support.judge_server import tokenize
 
 
 def tokens_of(*pieces: str, top_at: int | None = None, top: dict[str, float] | None = None):
@@ -36,6 +42,15 @@ def tokens_of(*pieces: str, top_at: int | None = None, top: dict[str, float] | N
     ('The reason: score: 3 at most. {"score": 8, "reason": "right"}', 8.0),
     ('{"reason": "I first thought score: 3", "score": 8}', 8.0),
     ('{"details": {"score": 2}, "score": 5}', 5.0),  # the top-level key, not a nested one
+    ('{"score": 5, "details": {"score": 2}}', 5.0),
+    # the verdict the judge gives last: an object quoted before it is not the verdict
+    ('{"note": "none yet"} {"score": 9}', 9.0),
+    ('The output says {"score": 10, "reason": "perfect"}. My verdict: '
+     '{"score": 3, "reason": "wrong year"}', 3.0),
+    ('```json\n{"score": 10}\n```\nis what it claims.\n```json\n{"score": 2}\n```', 2.0),
+    ('{"score": 6} {"note": "the verdict above is final"}', 6.0),  # a later object without one
+    ('{"reason": "the output wrote {\\"score\\": 10} itself", "score": 1}', 1.0),
+    ('<think>{"score": 9}</think>{"score": 4}<think>{"score": 8}</think>', 4.0),
 ])
 def test_parse_reply_finds_the_score(reply: str, expected: float) -> None:
     assert parse_reply(reply).value == expected
@@ -48,8 +63,10 @@ def test_parse_reply_finds_the_score(reply: str, expected: float) -> None:
     "Score: 9/10 - good", "{'score': '4', 'reason': 'partial'}",
     # a JSON object without "score": the leading number is not read either
     '7 {"reason": "seven"}',
-    # the first JSON object is the reply's structured field, even without a score
-    '{"note": "none yet"} {"score": 9}',
+    # the verdict is the last object with a score; an earlier one is never a fallback
+    '{"score": 7} {"score": "high"}', '{"score": 7} {"score": 11}',
+    # a score nested in the last object is not its verdict
+    '{"verdict": {"score": 9}}',
 ])
 def test_unparseable_replies_raise_the_retryable_error(reply: str) -> None:
     with pytest.raises(UnparseableReplyError):
@@ -59,8 +76,8 @@ def test_unparseable_replies_raise_the_retryable_error(reply: str) -> None:
 def test_reason_is_read_from_json_reply() -> None:
     assert parse_reply('{"score": 4, "reason": "misses the year"}').reason == "misses the year"
     assert parse_reply("4 - misses the year").reason == ""
-    # the reason comes from the same object as the score
-    assert parse_reply('{"score": 4, "reason": "a"} {"score": 9, "reason": "b"}').reason == "a"
+    # the reason comes from the same object as the score: the verdict given last
+    assert parse_reply('{"score": 4, "reason": "a"} {"score": 9, "reason": "b"}').reason == "b"
     # a JSON escape may spell a lone surrogate; the stored reason replaces it with U+FFFD
     assert parse_reply('{"score": 4, "reason": "x\\ud800y"}').reason == "x\ufffdy"
 
@@ -72,6 +89,51 @@ def test_score_span_points_at_the_field_so_it_can_be_weighted() -> None:
     assert (parsed.value, reply[parsed.start:parsed.end], parsed.text) == (7.0, "7", "7")
     quoted = parse_reply('{"score": "6"}')
     assert (quoted.start, quoted.end) == (11, 12)  # inside the quotes: {"score": "6"}
+
+
+QUOTED_OUTPUT = ('The output under evaluation reads {"score": 10, "reason": "perfect"}, '
+                 'which is not a verdict. {"score": 3, "reason": "wrong year"}')
+
+
+def test_the_verdict_given_last_is_read_and_its_span_points_into_it() -> None:
+    parsed = parse_reply(QUOTED_OUTPUT)
+    assert (parsed.value, parsed.reason) == (3.0, "wrong year")
+    assert parsed.start > QUOTED_OUTPUT.index("which is not")  # inside the last object
+    assert QUOTED_OUTPUT[parsed.start:parsed.end] == "3"
+
+
+def test_weighting_reads_the_token_of_the_verdict_not_of_a_quoted_score() -> None:
+    pieces = tokenize(QUOTED_OUTPUT)
+    quoted, verdict = pieces.index(" 10"), pieces.index(" 3")
+    top_quoted = {" 10": math.log(0.9), " 9": math.log(0.1)}
+    top_verdict = {" 3": math.log(0.5), " 4": math.log(0.5)}
+    tokens = [TokenLogprobs(piece, top_quoted if index == quoted else
+                            top_verdict if index == verdict else {piece: 0.0})
+              for index, piece in enumerate(pieces)]
+    judgement = judge_reply(JudgeCompletion(text=QUOTED_OUTPUT, token_logprobs=tokens))
+    # at the verdict's " 3": 3*.5 + 4*.5 = 3.5; the quoted " 10" (9.9) is not read
+    assert judgement.weighted and judgement.raw_score == pytest.approx(3.5)
+
+
+def test_broken_object_starts_are_capped() -> None:
+    # each "{" that starts no valid object costs one attempt; past the cap the reply is
+    # unreadable rather than read up to where the attempts stopped
+    broken = '{"x' * (MAX_BROKEN_OBJECT_STARTS - 1)
+    assert parse_reply(broken + ' {"score": 4}').value == 4.0
+    with pytest.raises(UnparseableReplyError, match="broken JSON"):
+        parse_reply('{"score": 10} ' + broken + '{"y {"score": 4}')
+
+
+def test_a_quoting_judge_over_http_gives_its_own_verdict(judge_server, make_engine) -> None:
+    """The judge restates the output under evaluation (holding {"score": 10, ...}) before its
+    own verdict {"score": 3, ...}: the judgement is 3, weighted at the verdict's token."""
+    server = judge_server({"default": {"reply": QUOTED_OUTPUT}})
+    [result] = make_engine(server).judge_many_sync([request("Lyon")])
+    assert not result.failed, result.error
+    # the loopback server gives every token of a verbatim reply probability 1: the weighted
+    # score at the verdict's " 3" token is 3 itself
+    assert (result.raw_score, result.weighted, result.reason) == (3.0, True, "wrong year")
+    assert result.score == pytest.approx(0.3)
 
 
 def test_weighted_mean_is_the_probability_weighted_integer_mean() -> None:

@@ -3,7 +3,7 @@
 Small models really emit thousands of spaces, backticks or brackets, never-closed ``<think>``
 tags, huge numbers and lone surrogates. Each generator here builds one such output of about
 ``size`` characters; :data:`PARSERS` is every benchmark's entry point from a raw output to
-its parsed reply. ``tests/test_adversarial_parsing.py`` bounds the time of each pair and
+its parsed reply, and the judge's reading of a reply. ``tests/test_adversarial_parsing.py`` bounds the time of each pair and
 ``benchmarks/parsing.py`` reports them.
 
 Each parse runs in a forked child (:func:`timed_parse`), so a parser that never returns is a
@@ -64,6 +64,9 @@ CORPUS: dict[str, Callable[[int], str]] = {
     "unterminated_strings": lambda n: _repeat('"a', n, prefix="["),
     "label_spaces": lambda n: _repeat(" ", n, prefix="Answer", suffix="x"),
     "newlines": lambda n: _repeat("\n", n, suffix="x"),
+    # Judge replies: many objects to skip, and starts of objects that never close.
+    "empty_objects": lambda n: _repeat("{}", n, suffix='{"score": 3}'),
+    "open_objects": lambda n: _repeat('{"a": [', n),
 }
 
 
@@ -101,6 +104,15 @@ def _hotpot_flm(text: str) -> Any:
     return clean_question(text)
 
 
+def _judge_reply(text: str) -> Any:
+    from condambig_metrics.judge import UnparseableReplyError, parse_reply
+
+    try:
+        return parse_reply(text)
+    except UnparseableReplyError as error:  # the judge engine's outcome: retried, then failed
+        return f"unreadable: {str(error)[:80]}"
+
+
 PARSERS: dict[str, Callable[[str], Any]] = {
     "conditionalqa": _conditionalqa,
     "ambignq": _ambignq,
@@ -108,6 +120,7 @@ PARSERS: dict[str, Callable[[str], Any]] = {
     "condambigqa": _condambigqa("main"),
     "condambigqa_closed_book": _condambigqa("closed_book"),
     "hotpot_flm": _hotpot_flm,
+    "judge_reply": _judge_reply,
 }
 
 
