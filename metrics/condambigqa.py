@@ -2,7 +2,7 @@
 
 Citation score (eq. 1), greedy matching of generated pairs to gold properties, and the
 authors' "balanced" scores: the three balanced parts and their mean, the combined score,
-with its over/under-generation penalties.
+with its over/under-generation penalties, and the closed-book balanced answer score.
 """
 
 from __future__ import annotations
@@ -128,3 +128,17 @@ def balanced_parts(inputs: CombinedInputs) -> BalancedParts:
 def combined_score(inputs: CombinedInputs) -> float:
     """mean(clip(c·F), clip(a·F), clip(q_cit·F)): the mean of :func:`balanced_parts`."""
     return balanced_parts(inputs).combined
+
+
+def closed_book_balanced_answer(answer_scores: Sequence[float], gold_count: int) -> float:
+    """The authors' closed-book value of one question (Table 3; ``calculate_balanced_scores``
+    in their ``core/pure_llm_experiment.py``): clip(a·(0.6·a + 0.4·quantity)).
+
+    ``answer_scores`` holds one judged answer score per generated answer, 0 for an answer left
+    without a gold property; a is their mean (0 without answers), and quantity is the main
+    setting's count penalty with d = generated − gold. Unlike :func:`balanced_parts`, the
+    quality term is a alone: the closed book has no condition or citation.
+    """
+    a = sum(answer_scores) / len(answer_scores) if answer_scores else 0.0
+    quantity = quantity_factor(gold_count, len(answer_scores), a)
+    return _clip01(a * (0.6 * a + 0.4 * quantity))

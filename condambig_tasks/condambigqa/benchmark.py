@@ -55,8 +55,7 @@ MAX_GENERATION_TOKENS: Mapping[Setting, int] = {
 # the rest stay unmatched (counted in pairs_not_judged and in the count penalty).
 MAX_JUDGED_PAIRS_PER_CONDITION = 2
 _CITATION_METRICS = ("citation_score", "out_of_range_citations", "duplicate_citations")
-_MAIN_ONLY_METRICS = ("combined_score", "balanced_condition", "balanced_answer",
-                      "balanced_citation")
+_MAIN_ONLY_METRICS = ("combined_score", "balanced_condition", "balanced_citation")
 
 
 @dataclass(frozen=True)
@@ -122,20 +121,23 @@ class CondAmbigQA(Benchmark[CondAmbigQAOptions, CondAmbigQuestion]):
 
     name = "condambigqa"
     title = "CondAmbigQA"
-    version = "1.2"
+    version = "1.3"
     data_folders = ("condambigqa",)
     options_type = CondAmbigQAOptions
     uses_judge = True
-    # Table 2 ranks on Combined; without a judge only the citation score is judge-free,
-    # and the settings without combined_score head with the judged answer score
-    headline_metrics = ("combined_score", "answer_score", "citation_score")
+    # Table 2 ranks on Combined, Table 3's closed-book column is balanced_answer; without a
+    # judge only the citation score is judge-free, and the other settings head with the
+    # judged answer score
+    headline_metrics = ("combined_score", "balanced_answer", "answer_score", "citation_score")
     metric_specs = (
         MetricSpec("combined_score", "the authors' balanced score of condition, answer, "
                    "citation and pair count (main setting; Table 2 Combined)", judge=True),
         MetricSpec("balanced_condition", "balanced part clip(condition*F) of the combined "
                    "score (main setting; Table 2 Condition Score)", judge=True),
-        MetricSpec("balanced_answer", "balanced part clip(answer*F) of the combined score "
-                   "(main setting; Table 2 Answer Score)", judge=True),
+        MetricSpec("balanced_answer", "main setting: balanced part clip(answer*F) of the "
+                   "combined score (Table 2 Answer Score); closed-book settings: the authors' "
+                   "clip(a*(0.6a + 0.4*quantity)), a the mean over every generated answer "
+                   "(unmatched = 0) (Table 3 Closed-book)", judge=True),
         MetricSpec("balanced_citation", "balanced part clip(citation*boost*F) of the "
                    "combined score (main setting; Table 2 Citation Score)", judge=True),
         MetricSpec("condition_score", "judged condition correctness of the matched pairs "
@@ -217,13 +219,15 @@ class CondAmbigQA(Benchmark[CondAmbigQAOptions, CondAmbigQuestion]):
 
     def active_metrics(self, options: CondAmbigQAOptions, judged: bool) -> list[MetricSpec]:
         """Citations only where fragments are shown, condition_score only where conditions
-        are generated, combined_score and its balanced parts only in the main setting."""
+        are generated, combined_score and its balanced parts only in the main setting,
+        balanced_answer in the main and the closed-book settings."""
         setting = options.setting
         return [
             spec for spec in super().active_metrics(options, judged)
             if (spec.name not in _CITATION_METRICS or setting.cites)
             and (spec.name != "condition_score" or setting.generates_conditions)
             and (spec.name not in _MAIN_ONLY_METRICS or setting is Setting.MAIN)
+            and (spec.name != "balanced_answer" or setting.has_balanced_answer)
         ]
 
     def corpus_values(self, samples: Sequence[ScoredSample], options: CondAmbigQAOptions,

@@ -1,8 +1,10 @@
 """Turn any model output into condition-answer-citation pairs, or a counted parse failure.
 
 Citations come in every form models write: "Fragment 3", "[3]", "3", 3, "F3",
-"Fragment 3 - Title", "Fragments 1 and 2". They become 1-based fragment numbers,
-duplicates merged and counted. An entry that names no existing fragment (a number outside
+"Fragment 3 - Title". Each entry cites one fragment, its first number: "Fragment 18,
+Fragment 19" is fragment 18, as the authors' ``format_fragment_citation`` reads it
+(``evaluator.py``: the number after a leading "Fragment "). They become 1-based fragment
+numbers, duplicates merged and counted. An entry that names no existing fragment (a number outside
 1..#fragments, "Fragment X", "Condition 1") is kept apart as invalid and counted: eq. 1
 counts it among the cited entries, where it can never be right.
 """
@@ -22,13 +24,9 @@ _CONDITION_KEYS = ("condition", "conditions", "interpretation", "assumption")
 _ANSWER_KEYS = ("answer", "answers", "response", "groundtruth", "ground_truth", "text")
 _CITATION_KEYS = ("citations", "citation", "sources", "source", "fragments", "references")
 
-# No two adjacent parts of these patterns can match the same spaces, so matching is linear
-# in the entry (overlapping ``\s*`` runs made the old forms cubic and exponential).
+# No two adjacent parts of this pattern can match the same spaces, so matching is linear
+# in the entry.
 _LEADING_NUMBER = re.compile(r"^\W*(?:(?:fragments?|frag\.?|f)\s*)?(?:#\s*)?(\d+)", re.IGNORECASE)
-_MORE_NUMBERS = re.compile(
-    r"^(?:(?:\s*(?:,|;|&|and|\]|\[|\)|\(|fragments?|f))+\s*(?:#\s*)?\d+)*\s*[\])]?\s*$",
-    re.IGNORECASE,
-)
 
 
 @dataclass(frozen=True)
@@ -160,19 +158,17 @@ def _citation_numbers(
     for entry in _citation_entries(raw):
         if not entry.strip():
             continue
-        numbers = _numbers_in(entry)
-        if not numbers:  # "Fragment X", "Condition 1", a bare title
+        number = _number_in(entry)
+        if number is None:  # "Fragment X", "Condition 1", a bare title
             invalid_count += 1
             invalid.setdefault(" ".join(entry.split()).casefold())
-            continue
-        for number in numbers:
-            if not 1 <= number <= fragment_count:
-                invalid_count += 1
-                invalid.setdefault(f"F{number}")
-            elif number in kept:
-                duplicates += 1
-            else:
-                kept[number] = None
+        elif not 1 <= number <= fragment_count:
+            invalid_count += 1
+            invalid.setdefault(f"F{number}")
+        elif number in kept:
+            duplicates += 1
+        else:
+            kept[number] = None
     return tuple(kept), tuple(invalid), invalid_count, duplicates
 
 
@@ -200,14 +196,8 @@ def _citation_entries(raw: Any) -> list[str]:
     return []
 
 
-def _numbers_in(entry: str) -> list[int]:
-    """"Fragment 3 - 2010 Cup" -> [3]; "Fragments 1, 2 and 5" -> [1, 2, 5]; "Title" -> []."""
-    entry = entry[:200]  # a citation is short; this also bounds the regex work on junk
-    match = _LEADING_NUMBER.match(entry)
-    if not match:
-        return []
-    numbers = [int(match.group(1))]
-    rest = entry[match.end():]
-    if _MORE_NUMBERS.match(rest):
-        numbers.extend(int(n) for n in re.findall(r"\d+", rest))
-    return numbers
+def _number_in(entry: str) -> int | None:
+    """"Fragment 3 - 2010 Cup" -> 3; "Fragment 18, Fragment 19" -> 18 (the first number
+    only, as the authors' evaluator reads an entry); "Title" -> None."""
+    match = _LEADING_NUMBER.match(entry[:200])  # a citation is short: bound the regex work
+    return int(match.group(1)) if match else None

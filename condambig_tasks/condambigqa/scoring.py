@@ -3,7 +3,8 @@
 Pure helpers; ``CondAmbigQA.score_batch`` makes the judge calls. With a judge, matching
 maximises the per-setting weighted sum of condition, answer and citation scores (Li et al.,
 CondAmbigQA); without one, it matches on citation score, then answer token F1, and the judge
-metrics are absent.
+metrics are absent. The closed-book settings score each question by the authors'
+closed-book rule (Table 3): every generated answer counts, unmatched ones as 0.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from condambig_metrics.condambigqa import (
     MatchWeights,
     balanced_parts,
     citation_score,
+    closed_book_balanced_answer,
     greedy_match,
 )
 from condambig_metrics.judge import (
@@ -88,7 +90,8 @@ class QuestionScore:
     duplicate_citations: int
     parse_error: str | None = None
     judge_errors: tuple[str, ...] = field(default_factory=tuple)
-    # the balanced parts of ``combined`` (main setting, judged): Table 2's columns
+    # the balanced parts of ``combined`` (main setting, judged): Table 2's columns; in the
+    # closed-book settings balanced_answer is the authors' closed-book value (Table 3)
     balanced_condition: float | None = None
     balanced_answer: float | None = None
     balanced_citation: float | None = None
@@ -172,13 +175,14 @@ def score_question(
     zero_if_judged = 0.0 if judged else None
     if not pairs or not gold:  # no usable pair: 0 everywhere (not skipped, see README)
         zero_if_main = zero_if_judged if setting is Setting.MAIN else None
+        balanced = zero_if_judged if setting.has_balanced_answer else None
         return QuestionScore(
             **common,
             citation=0.0 if setting.cites else None,
             condition=zero_if_judged if setting.generates_conditions else None,
             answer=zero_if_judged,
             combined=zero_if_main, balanced_condition=zero_if_main,
-            balanced_answer=zero_if_main, balanced_citation=zero_if_main,
+            balanced_answer=balanced, balanced_citation=zero_if_main,
             judge_failed=False, matching=JUDGE_MATCHING if judged else EXACT_MATCHING,
             matches=(),
         )
@@ -210,7 +214,7 @@ def score_question(
         matches = _exact_matches(setting, pairs, gold)
 
     citation = _mean_citation(setting, pairs, gold, matches)
-    condition = answer = parts = None
+    condition = answer = parts = closed_book = None
     if judged:
         answer = mean(judgements[("answer", i, j)].score for i, j in matches)
         if setting.generates_conditions:
@@ -221,15 +225,26 @@ def score_question(
                 gold_count=len(gold), generated_count=len(pairs),
                 mean_citations_per_pair=mean(p.cited_entry_count for p in pairs),
             ))
+        elif setting.has_balanced_answer:
+            closed_book = _closed_book_value(pairs, gold, matches, judgements)
     return QuestionScore(**common, citation=citation, condition=condition, answer=answer,
                          combined=parts.combined if parts else None,
                          balanced_condition=parts.condition if parts else None,
-                         balanced_answer=parts.answer if parts else None,
+                         balanced_answer=parts.answer if parts else closed_book,
                          balanced_citation=parts.citation if parts else None,
                          judge_failed=False,
                          matching=JUDGE_MATCHING if judged and use_judge_matching
                          else EXACT_MATCHING,
                          matches=tuple(matches))
+
+
+def _closed_book_value(pairs, gold, matches, judgements) -> float:
+    """The authors' closed-book value: each generated answer's judged score against its
+    matched gold property, 0 for an answer left unmatched (more answers than gold, or past
+    the judged-pairs cap), then :func:`closed_book_balanced_answer`."""
+    matched = {i: judgements[("answer", i, j)].score for i, j in matches}
+    return closed_book_balanced_answer([matched.get(i, 0.0) for i in range(len(pairs))],
+                                       len(gold))
 
 
 def _judged_pair_count(pairs: Sequence[GeneratedPair], cap: int | None) -> int:

@@ -160,7 +160,7 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
 
     name = "hotpot_flm"
     title = "HotpotQA-FLM"
-    version = "1.2"
+    version = "1.3"
     data_folders = ("hotpotqa", "hotpot_flm")
     options_type = FlmOptions
     cli_output_aliases = ("--questions",)

@@ -5,6 +5,9 @@ the seed and the example id alone — ``sha256("hotpot_flm:{seed}:{id}") mod n``
 example's supporting facts in context order — so it does not depend on dataset order,
 on the order of HotpotQA's ``supporting_facts`` list, or on the Python version.
 ``DEFAULT_MASK_SEED`` (0) is the documented default.
+
+Every fact is normalised as the authors' ``masking.py`` (github.com/mtoles/qq) normalises
+contexts: hair spaces (U+200A) removed, runs of whitespace collapsed to one space.
 """
 
 from __future__ import annotations
@@ -20,6 +23,12 @@ from condambig_tasks.hotpot_flm.records import (
 )
 
 DEFAULT_MASK_SEED = 0
+HAIR_SPACE = "\u200a"
+
+
+def normalise_fact(text: str) -> str:
+    """The authors' fact text: U+200A removed, whitespace runs collapsed, ends stripped."""
+    return " ".join(text.replace(HAIR_SPACE, "").split())
 
 
 def masked_position(example_id: str, supporting_count: int, seed: int = DEFAULT_MASK_SEED) -> int:
@@ -45,9 +54,12 @@ def supporting_keys(example: HotpotExample) -> list[tuple[str, int]]:
 
 
 def candidate_facts(example: HotpotExample) -> tuple[list[Fact], list[tuple[str, int]]]:
-    """Every sentence of the example (f*, other supporting facts, distractors) and its key."""
+    """Every sentence of the example (f*, other supporting facts, distractors) and its key,
+    normalised (:func:`normalise_fact`); contexts and candidates are built from these."""
     keys = sentence_keys(example)
-    return facts_in_order(example, keys), keys
+    facts = [Fact(normalise_fact(fact.title), normalise_fact(fact.sentence))
+             for fact in facts_in_order(example, keys)]
+    return facts, keys
 
 
 def build_full_example(example: HotpotExample, seed: int = DEFAULT_MASK_SEED) -> FlmExample | None:

@@ -17,7 +17,8 @@ MAX_QUESTION_CHARACTERS = 2_000
 YES_NO_SUFFIX = "prompt: Does the context answer the question, yes or no?"
 # A causal answering agent gets an answer cue so its next token is the yes/no decision.
 CAUSAL_ANSWER_CUE = "\nAnswer:"
-DOWNSTREAM_SUFFIX = "Answer in as few words as possible:"
+# The authors' T5_PM appends this to "question context" (double newline, trailing space).
+DOWNSTREAM_SUFFIX = "\n\nAnswer in as few words as possible: "
 
 
 # The variants of C's prompt (option ``question_prompt``).
@@ -74,8 +75,10 @@ def yes_no_prompt(question: str, candidate: Fact) -> str:
 
 
 def downstream_prompt(task: str, context: str) -> str:
-    """Downstream input (appendix §8.3): task, ``Title: fact`` context, answer instruction."""
-    return " ".join(part for part in (task.strip(), context.strip(), DOWNSTREAM_SUFFIX) if part)
+    """Downstream input (appendix §8.3), the authors' exact string (``prepend_question`` and
+    ``T5_PM.prepare_data`` in github.com/mtoles/qq): task and ``Title: fact`` context joined
+    with every whitespace run collapsed to one space, then :data:`DOWNSTREAM_SUFFIX`."""
+    return " ".join(f"{task} {context}".split()) + DOWNSTREAM_SUFFIX
 
 
 def context_prompts(example: FlmExample, returned: Fact) -> dict[str, str]:

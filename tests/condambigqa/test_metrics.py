@@ -8,6 +8,7 @@ from condambig_metrics.condambigqa import (
     CombinedInputs,
     balanced_parts,
     citation_score,
+    closed_book_balanced_answer,
     combined_score,
     greedy_match,
     quantity_factor,
@@ -130,3 +131,31 @@ def test_k_is_the_citations_per_pair_boost_count():
     two = balanced_parts(CombinedInputs(0.5, 0.5, 0.5, 2, 2, 2))
     assert (one.answer, one.citation) == pytest.approx((0.5 * 0.745, 0.65 * 0.745))
     assert (two.answer, two.citation) == pytest.approx((0.5 * 0.79, 0.8 * 0.79))
+
+
+# The authors' closed-book value (core/pure_llm_experiment.py): a = mean over the generated
+# answers (unmatched = 0), value = clip(a * (0.6a + 0.4 * quantity)), d = generated - gold.
+@pytest.mark.parametrize("scores, gold, expected", [
+    # equal counts: a = 0.7, quantity 1 -> 0.7 * (0.42 + 0.4)
+    ([0.8, 0.6], 2, 0.7 * 0.82),
+    # more answers than gold (two left unmatched, scoring 0): a = 0.3, r = 2 > 1,
+    # p = min(0.6, 0.15), f = 0.6 -> quantity 1 - 0.15 * 1.4 = 0.79
+    ([0.9, 0.0, 0.0], 1, 0.3 * (0.18 + 0.4 * 0.79)),
+    # fewer answers than gold: a = 0.75, f = 1, penalty min(2/4 * 0.6, 0.2) = 0.2
+    ([1.0, 0.5], 4, 0.75 * (0.45 + 0.4 * 0.8)),
+    # a single answer for several gold properties: quantity 0.1
+    ([1.0], 3, 1.0 * (0.6 + 0.04)),
+    # no answer at all
+    ([], 2, 0.0),
+])
+def test_closed_book_balanced_answer_hand_computed(scores, gold, expected):
+    assert closed_book_balanced_answer(scores, gold) == pytest.approx(expected)
+
+
+def test_closed_book_value_is_not_the_main_settings_balanced_part():
+    # the main setting's quality term also averages condition and citation; here it is a
+    value = closed_book_balanced_answer([0.5, 0.5], 2)
+    assert value == pytest.approx(0.5 * (0.3 + 0.4))
+    main = balanced_parts(CombinedInputs(condition=0.5, answer=0.5, citation=0.0, gold_count=2,
+                                         generated_count=2, mean_citations_per_pair=0))
+    assert main.answer != pytest.approx(value)

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from condambig_metrics.condambigqa import citation_score
 from condambig_tasks.condambigqa.parser import parse_response
 from condambig_tasks.condambigqa.records import Setting
 
@@ -66,11 +67,24 @@ def test_truncated_json_keeps_complete_pairs():
 @pytest.mark.parametrize("citation, expected", [
     ("Fragment 3", (3,)), ("[3]", (3,)), ("3", (3,)), (3, (3,)), ("F3", (3,)),
     ("Fragment 3 - 2010 World Cup", (3,)), ("fragment #3", (3,)),
-    ("Fragments 1, 2 and 4", (1, 2, 4)), ("[1][2]", (1, 2)), ("A title", ()),
+    ("A title", ()),
+    # one entry cites one fragment, its first number (the authors' format_fragment_citation)
+    ("Fragment 18, Fragment 19", (18,)), ("Fragments 1, 2 and 4", (1,)), ("[1][2]", (1,)),
 ])
 def test_citation_forms(citation, expected):
     text = json.dumps({"conditions": [{"condition": "c", "answer": "a", "citations": [citation]}]})
-    assert parse_response(text, Setting.MAIN, 5).pairs[0].citations == expected
+    assert parse_response(text, Setting.MAIN, 20).pairs[0].citations == expected
+
+
+def test_several_fragments_in_one_entry_count_as_the_first_only():
+    """eq. 1 on ["Fragment 18, Fragment 19"] against gold {19}: M = {18}, so 0 (reading both
+    numbers would give 1/2)."""
+    text = json.dumps({"conditions": [{"condition": "c", "answer": "a",
+                                       "citations": ["Fragment 18, Fragment 19"]}]})
+    pair = parse_response(text, Setting.MAIN, 20).pairs[0]
+    assert pair.citations == (18,) and pair.invalid_citations == ()
+    assert citation_score(pair.citations, (19,), pair.invalid_citations) == 0.0
+    assert pair.cited_entry_count == 1
 
 
 def test_out_of_range_citations_are_kept_as_invalid_and_duplicates_merged():

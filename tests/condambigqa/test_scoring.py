@@ -230,3 +230,54 @@ def test_judge_weighting_option_reaches_every_judge_request():
     assert CondAmbigQA().options({"judge_weighting": "deepeval"}).judge_weighting == "deepeval"
     with pytest.raises(Exception, match="judge_weighting"):
         CondAmbigQA().options({"judge_weighting": "geval"})
+
+
+def _closed_book_output(*answers) -> str:
+    return json.dumps({"answers": [{"answer": a} for a in answers]})
+
+
+@pytest.mark.parametrize("setting", [Setting.CLOSED_BOOK, Setting.CLOSED_BOOK_CONDITIONS])
+def test_closed_book_balanced_answer_counts_every_generated_answer(setting):
+    """Table 3's closed-book value: each answer in turn takes the best unused gold property,
+    the third (no gold left) scores 0, a = (0.9 + 0.6 + 0) / 3 = 0.5; d = 1 of n = 2 gives
+    p = min(0.15 * 0.5, 0.075), f = 1, quantity 0.925 -> 0.5 * (0.3 + 0.37)."""
+    parsed = parse_response(json.dumps({"answers": [
+        {"condition": "c", "answer": a} for a in ("Ana", "Ben", "Cy")]}), setting, 5)
+    plan = plan_judgements(setting, QUESTION, "P", parsed)
+    answers = {(0, 0): 0.2, (0, 1): 0.9, (1, 0): 0.6, (1, 1): 0.1, (2, 0): 0.8, (2, 1): 0.8}
+    table = {key: answers[key[1:]] if key[0] == "answer" else 1.0 for key in plan}
+    score = score_question(setting, QUESTION, parsed, _judgements(plan, table))
+    assert score.matches == ((0, 1), (1, 0))
+    assert score.answer == pytest.approx(0.75)  # the mean over matched pairs, kept
+    assert score.balanced_answer == pytest.approx(0.5 * (0.3 + 0.4 * 0.925))
+    assert score.combined is None and score.balanced_condition is None
+    options = CondAmbigQAOptions(setting=setting)
+    summary = CondAmbigQA().summarise([scored_sample(score, True)], options, True)
+    assert list(summary)[0] == "balanced_answer"  # the headline
+    assert summary["balanced_answer"] == pytest.approx(score.balanced_answer)
+    assert summary["answer_score"] == pytest.approx(0.75)
+
+
+def test_closed_book_answer_without_a_good_gold_still_uses_one_up():
+    """The best starts at minus infinity: a wrong first answer takes a gold property (the
+    first on ties), so a right second answer can only take the other one."""
+    parsed = parse_response(_closed_book_output("Zed", "Ben"), Setting.CLOSED_BOOK, 5)
+    plan = plan_judgements(Setting.CLOSED_BOOK, QUESTION, "P", parsed)
+    answers = {(0, 0): 0.0, (0, 1): 0.0, (1, 0): 1.0, (1, 1): 0.0}
+    score = score_question(Setting.CLOSED_BOOK, QUESTION, parsed,
+                           _judgements(plan, {key: answers[key[1:]] for key in plan}))
+    assert score.matches == ((0, 0), (1, 1))
+    assert score.balanced_answer == 0.0
+
+
+def test_closed_book_balanced_answer_zero_without_answers_and_absent_without_judge():
+    parsed = parse_response("", Setting.CLOSED_BOOK, 5)
+    assert score_question(Setting.CLOSED_BOOK, QUESTION, parsed, {}).balanced_answer == 0.0
+    unjudged = score_question(Setting.CLOSED_BOOK, QUESTION,
+                              parse_response(_closed_book_output("Ben"), Setting.CLOSED_BOOK, 5),
+                              None)
+    assert unjudged.balanced_answer is None
+    for setting in (Setting.GOLD_CONDITIONS, Setting.NO_CONDITIONS):
+        names = [s.name for s in CondAmbigQA().active_metrics(
+            CondAmbigQAOptions(setting=setting), judged=True)]
+        assert "balanced_answer" not in names and "answer_score" in names

@@ -56,14 +56,14 @@ def test_test_split_uses_the_rows_own_masked_fact_and_context(flm_data):
         assert example.incomplete_context == row.incomplete_context
         assert example.human_question == row.human_question
         assert example.masked_fact.title == row.masked_title
-    # whitespace differs from HotpotQA's sentence ("(  ;" vs "( ;"): still found
+    # HotpotQA's sentence has "(  ;": normalised as the authors do, it is the row's "( ;"
     founder = examples["fx00000000000000000000a2"]
-    assert founder.masked_fact.sentence == "Tomas Reyl (  ; born 1931) was an English printer."
+    assert founder.masked_fact.sentence == "Tomas Reyl ( ; born 1931) was an English printer."
     assert founder.candidates[founder.masked_index] == founder.masked_fact
     # the complete context is x_i plus f*, in context order
     assert founder.complete_context == (
         "Greyharbor Press: Greyharbor Press is a small publisher founded by Tomas Reyl. "
-        "Tomas Reyl: Tomas Reyl (  ; born 1931) was an English printer. "
+        "Tomas Reyl: Tomas Reyl ( ; born 1931) was an English printer. "
         "He founded his press after leaving the navy."
     )
     song = examples["fx00000000000000000000a4"]

@@ -67,13 +67,14 @@ def test_contexts_and_candidates_as_specified(flm_data):
     masked = bridge.masked_fact
     support = [
         Fact("Greyharbor Press", "Greyharbor Press is a small publisher founded by Tomas Reyl."),
-        Fact("Tomas Reyl", "Tomas Reyl (  ; born 1931) was an English printer."),
+        # whitespace runs collapsed, as the authors' masking.py does
+        Fact("Tomas Reyl", "Tomas Reyl ( ; born 1931) was an English printer."),
         Fact("Tomas Reyl", "He founded his press after leaving the navy."),
     ]
     assert masked in support
     assert bridge.complete_context == (
         "Greyharbor Press: Greyharbor Press is a small publisher founded by Tomas Reyl. "
-        "Tomas Reyl: Tomas Reyl (  ; born 1931) was an English printer. "
+        "Tomas Reyl: Tomas Reyl ( ; born 1931) was an English printer. "
         "He founded his press after leaving the navy."
     )
     assert bridge.incomplete_context == render_context([f for f in support if f != masked])

@@ -99,9 +99,9 @@ def test_downstream_prompts_follow_the_paper(examples):
     run_pipeline_now(examples[:1], repeater_questions(examples[:1]), MaskedFactAgent(examples),
                      downstream, NoCache())
     example = examples[0]
-    assert (f"{example.question} {example.incomplete_context} {DOWNSTREAM_SUFFIX}"
+    assert (f"{example.question} {example.incomplete_context}{DOWNSTREAM_SUFFIX}"
             in downstream.asked)
-    assert (f"{example.question} {example.complete_context} {DOWNSTREAM_SUFFIX}"
+    assert (f"{example.question} {example.complete_context}{DOWNSTREAM_SUFFIX}"
             in downstream.asked)
 
 
