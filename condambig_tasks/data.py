@@ -4,6 +4,10 @@ Every loader calls :func:`local_files` with its folder name and file patterns. U
 downloads go through ``datasets`` (Hugging Face hub, pinned revision) or
 :func:`fetch_pinned` (a raw file, sha256 checked). When nothing local exists and the
 network is off or fails, :class:`DataUnavailableError` says exactly what to place where.
+A ``CONDAMBIG_DATA_DIR`` that is not a folder is an error at once; so is something other
+than a regular file where a data file should be. Before any download, one TCP connect
+(:data:`CONNECT_TIMEOUT`) tells an unreachable host in a second, where the hub client's
+own retries would take half a minute.
 """
 
 from __future__ import annotations
@@ -11,13 +15,21 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import socket
+import stat
+import threading
+import urllib.parse
+import urllib.request
 from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
 from condambig_tasks import settings
-from condambig_tasks.errors import CondambigError
+from condambig_tasks.errors import CondambigError, ConfigurationError
+
+# seconds for the TCP connect that tells whether an upstream host can be reached at all
+CONNECT_TIMEOUT = 1.5
 
 
 class DataUnavailableError(CondambigError, RuntimeError):
@@ -75,9 +87,40 @@ def read_text(path: Path) -> str:
     return content.decode("utf-8")
 
 
+def data_root() -> Path | None:
+    """``$CONDAMBIG_DATA_DIR``, or None when unset; a path that is not a folder is an error
+    (a mistyped path must not silently fall back to the upstream sources)."""
+    root = settings.data_dir()
+    if root is None or root.is_dir():
+        return root
+    raise ConfigurationError(
+        f"{settings.DATA_DIR_VARIABLE}={root}: {describe_path(root, 'a folder')}. Point it at "
+        "the folder that holds the benchmark folders (condambigqa/, hotpotqa/, hotpot_flm/, "
+        "conditionalqa/, ambignq/, abg_coqa/), or unset it to read the upstream sources.")
+
+
+def describe_path(path: Path, expected: str) -> str:
+    """What is at ``path`` instead of ``expected`` ("does not exist", "is a folder, not a
+    regular file", "is a named pipe (FIFO), not a regular file", ...)."""
+    try:
+        mode = path.lstat().st_mode
+        if stat.S_ISLNK(mode) and not path.exists():
+            return "is a broken symbolic link"
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return "does not exist"
+    except OSError as error:
+        return f"cannot be inspected ({error.strerror or error})"
+    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISREG, "a file"),
+             (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+    kind = next((name for test, name in kinds if test(mode)), "something else")
+    return f"is {kind}, not {expected}"
+
+
 def local_folder(folder: str) -> Path | None:
     """``$CONDAMBIG_DATA_DIR/<folder>`` when the variable is set and the folder exists."""
-    root = settings.data_dir()
+    root = data_root()
     if root is None:
         return None
     candidate = root / folder
@@ -85,13 +128,23 @@ def local_folder(folder: str) -> Path | None:
 
 
 def local_files(folder: str, patterns: Sequence[str]) -> list[Path]:
-    """Files in the local folder matching any glob pattern, sorted by name."""
+    """Files in the local folder matching any glob pattern, sorted by name; a match that is
+    not a regular file (a folder, a FIFO, a broken link) is an error saying what it is."""
     base = local_folder(folder)
     if base is None:
         return []
     found: set[Path] = set()
     for pattern in patterns:
-        found.update(p for p in base.glob(pattern) if p.is_file())
+        literal = base / pattern
+        # a plain name is looked up itself: glob() skips a broken symbolic link
+        matches = base.glob(pattern) if any(c in pattern for c in "*?[") else \
+            [literal] if literal.is_symlink() or literal.exists() else []
+        for path in matches:
+            if not path.is_file():
+                raise CorruptDataError(
+                    f"{path} {describe_path(path, 'a regular file')}; a data file is "
+                    "expected there. Replace it with the upstream file, or remove it.")
+            found.add(path)
     return sorted(found)
 
 
@@ -129,6 +182,10 @@ def fetch_pinned(url: str, sha256: str | None, benchmark: str, folder: str, file
         return target
     if settings.offline():
         raise DataUnavailableError(benchmark, folder, [file_name], "offline mode is on", url)
+    problem = unreachable(url)
+    if problem is not None:
+        raise DataUnavailableError(benchmark, folder, [file_name],
+                                   f"cannot reach {url} ({problem})", url)
     try:
         import fsspec
 
@@ -166,6 +223,14 @@ def load_hub_dataset(
     if settings.offline():
         raise DataUnavailableError(benchmark, folder, file_names, "offline mode is on",
                                    _hub_page(repository))
+    from huggingface_hub import constants
+
+    problem = unreachable(constants.ENDPOINT)
+    if problem is not None:
+        raise DataUnavailableError(
+            benchmark, folder, file_names,
+            f"cannot reach the Hugging Face hub at {constants.ENDPOINT} ({problem})",
+            _hub_page(repository))
     try:
         import datasets
 
@@ -179,3 +244,35 @@ def load_hub_dataset(
 
 def _hub_page(repository: str) -> str:
     return f"https://huggingface.co/datasets/{repository}"
+
+
+def unreachable(url: str, timeout: float = CONNECT_TIMEOUT) -> str | None:
+    """Why no TCP connection to ``url``'s host (or the proxy that would carry it) opens
+    within ``timeout`` seconds, name resolution included; None when one does."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+        proxy = urllib.request.getproxies().get(parts.scheme)
+        if proxy and host and not urllib.request.proxy_bypass(host):
+            proxy_parts = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+            host = proxy_parts.hostname
+            port = proxy_parts.port or (443 if proxy_parts.scheme == "https" else 80)
+    except ValueError as error:
+        return f"{url!r} is not a usable address ({error})"
+    if not host:
+        return f"no host in {url!r}"
+    outcome: list[str | None] = []
+
+    def connect() -> None:
+        try:
+            socket.create_connection((host, port), timeout=timeout).close()
+        except OSError as error:
+            outcome.append(f"{host}:{port}: {error.strerror or error}")
+        else:
+            outcome.append(None)
+
+    # a thread, so that a hanging name lookup is bounded too
+    worker = threading.Thread(target=connect, name="condambig-connect-check", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    return outcome[0] if outcome else f"{host}:{port}: no answer within {timeout:g} s"

@@ -6,7 +6,8 @@ names its YAML refers to (``load_docs``, ``doc_to_text``, ``doc_to_target``,
 
 - ``load_docs`` (``custom_dataset``) receives lm-eval's ``--metadata`` keys and the YAML's
   ``dataset_kwargs``; a variant's fixed options sit in ``dataset_kwargs: {task_options:
-  {...}}`` and win over ``--metadata``. Judge options (``judge_*``) travel in each doc.
+  {...}}``, and ``--metadata`` that contradicts them is an error naming the task to use
+  (:mod:`condambig_tasks.lm_eval_options`). Judge options (``judge_*``) travel in each doc.
 - ``process_results`` scores one output when no model is needed and emits numbers; when the
   benchmark needs its corpus step (a judge, agent models) it emits a small item (id, output)
   and the scoring happens in the aggregation step, once for the whole run (rank 0 under
@@ -34,6 +35,7 @@ from condambig_tasks.benchmark import (
     score_run,
 )
 from condambig_tasks.errors import CondambigError
+from condambig_tasks.lm_eval_options import resolve_lm_eval_options
 from condambig_tasks.progress import Progress, show_project_logs
 from condambig_tasks.provenance import load_with_provenance
 from condambig_tasks.run_memo import RunMemo
@@ -60,7 +62,8 @@ class LmEvalTask:
         show_project_logs()
         benchmark = self.benchmark
         fixed = metadata.pop(TASK_OPTIONS_KEY, None) or {}
-        options = benchmark.options({**metadata, **fixed}, strict=False)
+        resolved = resolve_lm_eval_options(benchmark, metadata, fixed)
+        options, metadata = resolved.options, resolved.metadata
         judge_options = (settings.lm_eval_judge_options(metadata)
                          if benchmark.uses_judge and benchmark.judge_applies(options) else {})
         judged = _judge_configured(benchmark, options, judge_options)

@@ -88,6 +88,11 @@ _JUDGE_OPTIONS = {
 _CACHE_OFF = {"off", "none", "no", "false", "0", "disabled"}
 
 
+def judge_option_keys() -> tuple[str, ...]:
+    """The lm-eval ``--metadata`` keys that configure the judge."""
+    return tuple(_JUDGE_OPTIONS)
+
+
 def judge_config_from_environment(overrides: dict | None = None) -> JudgeConfig | None:
     """The judge for lm-eval / condambig-score, or None when no judge model is configured.
 

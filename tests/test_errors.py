@@ -62,7 +62,8 @@ def test_lm_eval_without_data_ends_with_the_project_message(tmp_path):
     from tests.conftest import executable
 
     result = subprocess.run([executable("lm_eval"), "--model", "dummy", "--tasks", "ambignq"],
-                            capture_output=True, text=True, env=_cli_env(), cwd=tmp_path,
+                            capture_output=True, text=True,
+                            env=_cli_env(CONDAMBIG_DATA_DIR=str(tmp_path)), cwd=tmp_path,
                             timeout=600)
     assert result.returncode != 0
     tail = _last_lines(result)

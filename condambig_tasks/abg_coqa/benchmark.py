@@ -119,7 +119,8 @@ class AbgCoQA(Benchmark[AbgCoQAOptions, AbgCoQASample]):
             raise DataUnavailableError(
                 error.benchmark, error.folder, error.file_names,
                 f"no {options.split} split here; with only the validation file at hand run "
-                "split=val: lm-eval --metadata '{\"split\": \"val\"}', Inspect -T split=val, "
+                "split=val: lm-eval --metadata '{\"abg_coqa\": {\"split\": \"val\"}}', "
+                "Inspect -T split=val, "
                 "condambig-score --split val", error.upstream) from None
         return build_samples(turns, options.subtask)
 
