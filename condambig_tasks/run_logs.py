@@ -253,9 +253,8 @@ def _read_lm_eval(path: Path, task: str) -> RunOutputs:
             raise _shape_error(path, number, f"the doc's 'id' is {_kind(identifier)}, not a "
                                              "string")
         for name, seen in (("options", options), ("judge", judges)):
-            if not isinstance(doc[name], str):  # checked here: the texts are compared
-                _json_object(path, number, doc[name], name)
-            seen.setdefault(doc[name], number)
+            if not isinstance(doc[name], str) or doc[name] not in seen:
+                seen[doc[name]] = _json_object(path, number, doc[name], name)
         output = _lm_eval_output(path, number, row)
         non_text += not isinstance(output, str)
         outputs.append({"id": str(identifier),
@@ -264,15 +263,13 @@ def _read_lm_eval(path: Path, task: str) -> RunOutputs:
         raise RunLogError(f"{path}: its samples carry different options; give the samples "
                           "file of one task run.")
     _check_unique(path, outputs)
-    [(options_text, options_line)], [(judge_text, judge_line)] = options.items(), judges.items()
     reported, provenance = _lm_eval_reported(path, task)
     benchmark = benchmark_of_task(task) if _LM_EVAL_SAMPLES.match(path.name) else None
     notes = () if not non_text else (
         f"{path}: {non_text} of {len(outputs)} logged responses are not text; they are "
         "scored as empty outputs (non_text_outputs).",)
     return RunOutputs(task=task, benchmark=benchmark or _sniff_lm_eval(path) or "?",
-                      options=_json_object(path, options_line, options_text, "options"),
-                      judge=_json_object(path, judge_line, judge_text, "judge"),
+                      options=next(iter(options.values())), judge=next(iter(judges.values())),
                       outputs=outputs, source=str(path), framework=LM_EVAL, reported=reported,
                       provenance=provenance, notes=notes, non_text_outputs=non_text)
 
