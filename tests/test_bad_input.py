@@ -214,6 +214,17 @@ def test_lm_eval_samples_line_of_the_wrong_shape(tmp_path, bad):
     assert "line 2" in line
 
 
+def test_logged_responses_that_are_not_text_are_counted_and_said(tmp_path):
+    odd = _good_row("fx-002")
+    odd["filtered_resps"] = [5]
+    path = _samples(tmp_path / "out", [_good_row(), odd])
+    result = _run("condambig-score", ["ambignq", "--from-log", str(path)], tmp_path)
+    assert result.returncode == 0, result.stderr
+    said = [line for line in result.stderr.splitlines() if "not text" in line]
+    assert len(said) == 1 and "1 of 2 logged responses" in said[0] and str(path) in said[0]
+    assert json.loads(result.stdout)["non_text_outputs"] == 1
+
+
 def test_renamed_samples_file_with_options_of_the_wrong_type(tmp_path):
     row = _good_row()
     row["doc"]["options"] = [1]
