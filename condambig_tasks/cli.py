@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from condambig_tasks import cli_judge, registry, run_logs, settings
+from condambig_tasks import cli_judge, json_files, registry, run_logs, settings
 from condambig_tasks.benchmark import (
     Benchmark,
     Runtime,
@@ -116,8 +116,10 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
         items = (benchmark.load_file(reference, options) if reference is not None
                  else load_items(benchmark, options))
     by_id = {benchmark.item_id(item): item for item in items}
-    outputs = (_read_outputs(benchmark, args.outputs, items, options) if logged is None
-               else logged.outputs_by_id())
+    if logged is None:
+        outputs, non_text = _read_outputs(benchmark, args.outputs, items, options)
+    else:
+        outputs, non_text = logged.outputs_by_id(), logged.non_text_outputs
     unknown = [key for key in outputs if key not in by_id]
     if unknown:
         raise PredictionFileError(
@@ -184,6 +186,7 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
         "n_expected": benchmark.expected_size(options),
         "n_scored": len(samples),
         "missing_outputs": len(missing),
+        "non_text_outputs": non_text,
         "metrics": metrics,
         "null_reasons": reasons,
     }
@@ -256,11 +259,14 @@ def _compare_data(benchmark: Benchmark, run: dict[str, Any] | None,
               "records); the numbers can differ from the run's.", file=sys.stderr)
 
 
-def _read_outputs(benchmark: Benchmark, source: str, items: list, options: Any) -> dict[str, Any]:
+def _read_outputs(benchmark: Benchmark, source: str, items: list,
+                  options: Any) -> tuple[dict[str, Any], int]:
+    """Id -> output, and how many outputs were not text (a number, object, list or null:
+    scored as empty text, said on stderr)."""
     named = benchmark.named_outputs()
     if source in named:
         return {benchmark.item_id(item): output
-                for item in items if (output := named[source](item)) is not None}
+                for item in items if (output := named[source](item)) is not None}, 0
     path = Path(source)
     if path.is_dir():
         raise PredictionFileError(f"{source}: is a folder; give the outputs file.")
@@ -272,6 +278,7 @@ def _read_outputs(benchmark: Benchmark, source: str, items: list, options: Any) 
         raise PredictionFileError(f"{path}: the file holds no outputs.")
     if isinstance(raw, list) and all(isinstance(r, dict) and "output" in r for r in raw) and raw:
         outputs: dict[str, Any] = {}
+        non_text = 0
         for row in raw:
             if "id" not in row:
                 raise PredictionFileError(f"{path}: every output needs an 'id'.")
@@ -279,14 +286,19 @@ def _read_outputs(benchmark: Benchmark, source: str, items: list, options: Any) 
             if key in outputs:
                 raise PredictionFileError(f"{path}: id {key!r} appears more than once.")
             output = row["output"]
+            non_text += not isinstance(output, str)
             outputs[key] = output if isinstance(output, str) else ""
-        return outputs
+        if non_text:
+            print(f"condambig-score {benchmark.name}: {path}: {non_text} of {len(outputs)} "
+                  "outputs are not text (a number, object, list or null); they are scored "
+                  "as empty outputs (non_text_outputs).", file=sys.stderr)
+        return outputs, non_text
     predictions = benchmark.read_predictions(raw, str(path), options)
     if predictions is None:
         expected = ('[{"id": ..., "output": "<raw model text>"}]'
                     + (f" or {benchmark.prediction_format}" if benchmark.prediction_format else ""))
         raise PredictionFileError(f"{path}: expected {expected}.")
-    return predictions
+    return predictions, 0
 
 
 def _read_json_or_lines(path: Path) -> Any:
@@ -295,14 +307,16 @@ def _read_json_or_lines(path: Path) -> Any:
     except (OSError, UnicodeDecodeError) as error:
         raise PredictionFileError(f"{path}: cannot read it ({error}).") from None
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        lines = [line for line in text.splitlines() if line.strip()]
+        return json_files.loads(text)
+    except json_files.JsonFileError as error:
+        if error.line is None:  # nesting or a number: not a syntax matter of JSON Lines
+            raise PredictionFileError(f"{path}: cannot be read as JSON ({error}).") from None
         try:
-            return [json.loads(line) for line in lines]
-        except json.JSONDecodeError:
+            return [value for _, value in json_files.loads_lines(text)]
+        except json_files.JsonFileError as line_error:
+            reason = error if line_error.column is not None else line_error
             raise PredictionFileError(
-                f"{path}: not JSON or JSON Lines ({error.msg} at line {error.lineno}).") from None
+                f"{path}: not JSON or JSON Lines ({reason}).") from None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import socket
 import stat
 import threading
@@ -25,7 +24,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from condambig_tasks import settings
+from condambig_tasks import json_files, settings
 from condambig_tasks.errors import CondambigError, ConfigurationError
 
 # seconds for the TCP connect that tells whether an upstream host can be reached at all
@@ -153,9 +152,9 @@ def read_json(path: Path) -> Any:
     try:
         text = read_text(path)
         if path.suffix == ".jsonl":
-            return [json.loads(line) for line in text.splitlines() if line.strip()]
-        return json.loads(text)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            return [value for _, value in json_files.loads_lines(text)]
+        return json_files.loads(text)
+    except (OSError, UnicodeDecodeError, json_files.JsonFileError) as error:
         raise CorruptDataError(
             f"{path}: cannot be read as JSON ({error}). Replace it with the upstream file."
         ) from error

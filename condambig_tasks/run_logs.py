@@ -17,14 +17,13 @@ so a run can be rescored, e.g. with another judge, without generating again.
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from condambig_tasks import registry
+from condambig_tasks import json_files, registry
 from condambig_tasks.benchmark import Benchmark, load_items
 from condambig_tasks.errors import ConfigurationError, PredictionFileError
 from condambig_tasks.framework_results import finite_number, lm_eval_task_metrics
@@ -61,6 +60,7 @@ class RunOutputs:
     reported: dict[str, float | None]  # metric -> value the run printed (None: NaN)
     notes: tuple[str, ...] = ()  # one-line notices for the user
     provenance: dict[str, Any] | None = None  # the run's provenance block, when it has one
+    non_text_outputs: int = 0  # logged responses that were not text (scored as "")
 
     def outputs_by_id(self) -> dict[str, str]:
         return {row["id"]: row["output"] for row in self.outputs}
@@ -207,18 +207,19 @@ def _lm_eval_candidate(path: Path) -> _Candidate:
 def _sniff_lm_eval(path: Path) -> str | None:
     """The benchmark of a renamed samples file, from its docs' options (None: not ours)."""
     rows = _read_rows(path, first_only=True)
-    doc = rows[0].get("doc") if rows and isinstance(rows[0], dict) else None
+    doc = rows[0][1].get("doc") if rows and isinstance(rows[0][1], dict) else None
     if not isinstance(doc, dict) or "options" not in doc:
         raise RunLogError(f"{path}: not an lm-eval samples file (rows with 'doc' and "
                           f"'resps'); {_WHAT_TO_GIVE}.")
-    keys = set(json.loads(doc["options"]))
+    keys = set(_json_object(path, rows[0][0], doc["options"], "options"))
     for name in registry.available():
         if keys == {f.name for f in dataclasses.fields(registry.get(name).options_type)}:
             return name
     return None
 
 
-def _read_rows(path: Path, first_only: bool = False) -> list[Any]:
+def _read_rows(path: Path, first_only: bool = False) -> list[tuple[int, Any]]:
+    """(line number, value) of the file's JSON lines."""
     rows = []
     try:
         with path.open(encoding="utf-8") as lines:
@@ -226,9 +227,9 @@ def _read_rows(path: Path, first_only: bool = False) -> list[Any]:
                 if not line.strip():
                     continue
                 try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as error:
-                    raise RunLogError(f"{path}: line {number} is not JSON ({error.msg}); "
+                    rows.append((number, json_files.loads(line)))
+                except json_files.JsonFileError as error:
+                    raise RunLogError(f"{path}: line {number} is not JSON ({error.reason}); "
                                       f"{_WHAT_TO_GIVE}.") from None
                 if first_only:
                     break
@@ -241,47 +242,102 @@ def _read_lm_eval(path: Path, task: str) -> RunOutputs:
     rows = _read_rows(path)
     if not rows:
         raise RunLogError(f"{path}: holds no samples.")
-    outputs, options, judges = [], set(), set()
-    for row in rows:
+    outputs, options, judges, non_text = [], {}, {}, 0
+    for number, row in rows:
         doc = row.get("doc") if isinstance(row, dict) else None
         if not isinstance(doc, dict) or not {"id", "options", "judge"} <= set(doc):
             raise RunLogError(f"{path}: not a condambig lm-eval samples file (its docs lack "
                               f"id / options / judge); {_WHAT_TO_GIVE}.")
-        options.add(doc["options"])
-        judges.add(doc["judge"])
-        outputs.append({"id": str(doc["id"]), "output": _lm_eval_output(row)})
+        identifier = doc["id"]
+        if isinstance(identifier, bool) or not isinstance(identifier, (str, int)):
+            raise _shape_error(path, number, f"the doc's 'id' is {_kind(identifier)}, not a "
+                                             "string")
+        for name, seen in (("options", options), ("judge", judges)):
+            if not isinstance(doc[name], str) or doc[name] not in seen:
+                seen[doc[name]] = _json_object(path, number, doc[name], name)
+        output = _lm_eval_output(path, number, row)
+        non_text += not isinstance(output, str)
+        outputs.append({"id": str(identifier),
+                        "output": output if isinstance(output, str) else ""})
     if len(options) != 1 or len(judges) != 1:
         raise RunLogError(f"{path}: its samples carry different options; give the samples "
                           "file of one task run.")
     _check_unique(path, outputs)
-    options_json = json.loads(options.pop())
     reported, provenance = _lm_eval_reported(path, task)
     benchmark = benchmark_of_task(task) if _LM_EVAL_SAMPLES.match(path.name) else None
+    notes = () if not non_text else (
+        f"{path}: {non_text} of {len(outputs)} logged responses are not text; they are "
+        "scored as empty outputs (non_text_outputs).",)
     return RunOutputs(task=task, benchmark=benchmark or _sniff_lm_eval(path) or "?",
-                      options=options_json, judge=json.loads(judges.pop()), outputs=outputs,
-                      source=str(path), framework=LM_EVAL, reported=reported,
-                      provenance=provenance)
+                      options=next(iter(options.values())), judge=next(iter(judges.values())),
+                      outputs=outputs, source=str(path), framework=LM_EVAL, reported=reported,
+                      provenance=provenance, notes=notes, non_text_outputs=non_text)
 
 
-def _lm_eval_output(row: Mapping[str, Any]) -> str:
-    """What ``process_results`` received: the filtered response, else the raw one."""
+def _lm_eval_output(path: Path, number: int, row: Mapping[str, Any]) -> Any:
+    """What ``process_results`` received: the filtered response, else the raw one (lm-eval
+    writes ``filtered_resps`` as one value per request and ``resps`` as one list of
+    responses per request); a value that is not text is returned as is, for counting."""
     filtered = row.get("filtered_resps")
-    if isinstance(filtered, list) and filtered:
-        value = filtered[0]
-    else:
-        responses = row.get("resps") or [[""]]
-        value = responses[0][0] if isinstance(responses[0], list) and responses[0] else ""
-    return value if isinstance(value, str) else ""
+    if filtered is not None and not isinstance(filtered, list):
+        raise _shape_error(path, number, f"'filtered_resps' is {_kind(filtered)}, not a list")
+    if filtered:
+        return filtered[0]
+    responses = row.get("resps")
+    if responses is None or responses == []:
+        return ""
+    if not isinstance(responses, list) or not isinstance(responses[0], list):
+        raise _shape_error(path, number, f"'resps' is {_kind(responses)}, not a list of "
+                                         "lists")
+    return responses[0][0] if responses[0] else ""
+
+
+def _json_object(path: Path, number: int, text: Any, name: str) -> dict[str, Any]:
+    """The doc field ``name``: a JSON object written as a string, as our tasks log it."""
+    if not isinstance(text, str):
+        raise _shape_error(path, number, f"the doc's '{name}' is {_kind(text)}, not a JSON "
+                                         "object string")
+    try:
+        value = json_files.loads(text)
+    except json_files.JsonFileError as error:
+        raise _shape_error(path, number, f"the doc's '{name}' is not JSON ({error})") from None
+    if not isinstance(value, dict):
+        raise _shape_error(path, number, f"the doc's '{name}' holds {_kind(value)}, not a JSON "
+                                         "object")
+    return value
+
+
+def _shape_error(path: Path, number: int, problem: str) -> RunLogError:
+    return RunLogError(f"{path}: line {number}: {problem}; not a sample row as lm-eval "
+                       "writes it for a condambig task (give the file lm_eval wrote).")
+
+
+def _kind(value: Any) -> str:
+    """'a list', 'an integer', ... for messages (never the value: it may be huge)."""
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
+             int: "an integer", float: "a number", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
 
 
 def _is_lm_eval_results(path: Path) -> bool:
+    return _lm_eval_results(path) is not None
+
+
+def _lm_eval_results(path: Path) -> dict[str, Any] | None:
+    """The content of an lm-eval results file (``<name>_<date>.json`` holding ``results``
+    and ``configs``), None for another file; a file so named that is not JSON is an error."""
     if path.name.startswith("samples_") or not _LM_EVAL_RESULTS_DATE.search(path.name):
-        return False
+        return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return False
-    return isinstance(data, dict) and "results" in data and "configs" in data
+        data = json_files.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None
+    except json_files.JsonFileError as error:
+        raise RunLogError(f"{path}: cannot be read as JSON ({error}); put back the results "
+                          "file lm_eval wrote, or move it away (the samples alone can be "
+                          "rescored).") from None
+    return data if isinstance(data, dict) and "results" in data and "configs" in data \
+        else None
 
 
 def _lm_eval_reported(
@@ -294,14 +350,19 @@ def _lm_eval_reported(
     if not match:
         return {}, None
     for candidate in sorted(path.parent.glob(f"*_{match['date']}.json")):
-        if not _is_lm_eval_results(candidate):
+        content = _lm_eval_results(candidate)
+        if content is None:
             continue
-        content = json.loads(candidate.read_text(encoding="utf-8"))
-        results = content["results"].get(task, {})
-        metadata = ((content.get("configs") or {}).get(task) or {}).get("metadata") or {}
-        provenance = metadata.get("provenance")
-        return (lm_eval_task_metrics(results)[0],
-                provenance if isinstance(provenance, dict) else None)
+        results, configs = content["results"], content["configs"] or {}
+        values = results.get(task, {}) if isinstance(results, dict) else None
+        config = (configs.get(task) if isinstance(configs, dict) else None) or {}
+        if not isinstance(values, dict) or not isinstance(config, dict):
+            raise RunLogError(f"{candidate}: its 'results' or 'configs' entry of task {task} "
+                              "is not a JSON object; put back the results file lm_eval "
+                              "wrote, or move it away (the samples alone can be rescored).")
+        metadata = config.get("metadata")
+        return (lm_eval_task_metrics(values)[0],
+                _provenance(candidate, metadata if isinstance(metadata, dict) else {}))
     return {}, None
 
 
@@ -343,7 +404,11 @@ def _inspect_header(path: Path) -> Any:
 
 def _inspect_candidate(path: Path, header: Any) -> _Candidate:
     metadata = header.eval.metadata or {}
-    benchmark = metadata.get("benchmark") or benchmark_of_task(header.eval.task)
+    named = metadata.get("benchmark")
+    if not isinstance(named, (str, type(None))):
+        raise RunLogError(f"{path}: the task metadata's 'benchmark' is {_kind(named)}, not a "
+                          "benchmark name; give the log the run wrote.")
+    benchmark = named or benchmark_of_task(header.eval.task)
     return _Candidate(INSPECT, header.eval.task, benchmark, path,
                       lambda: _read_inspect(path, header, benchmark))
 
@@ -374,7 +439,10 @@ def _read_inspect(path: Path, header: Any, benchmark: str | None) -> RunOutputs:
     _check_unique(path, outputs)
     metadata = spec.metadata or {}
     options = metadata.get("options")
-    if not isinstance(options, dict):  # a log written before the task recorded its options
+    if options is not None and not isinstance(options, dict):
+        raise RunLogError(f"{path}: the task metadata's 'options' is {_kind(options)}, not "
+                          "an object of benchmark options; give the log the run wrote.")
+    if options is None:  # a log written before the task recorded its options
         options = {k: v for k, v in (spec.task_args or {}).items() if v is not None}
         if benchmark is not None:
             known = {f.name for f in dataclasses.fields(registry.get(benchmark).options_type)}
@@ -393,8 +461,22 @@ def _read_inspect(path: Path, header: Any, benchmark: str | None) -> RunOutputs:
     for score in (log.results.scores if log.results else []):
         for name, metric in score.metrics.items():
             reported[name] = finite_number(metric.value)
-    provenance = metadata.get("provenance")
+    provenance = _provenance(path, metadata)
     return RunOutputs(task=spec.task, benchmark=benchmark or "?", options=options, judge={},
                       outputs=outputs, source=str(path), framework=INSPECT, reported=reported,
-                      notes=tuple(notes),
-                      provenance=provenance if isinstance(provenance, dict) else None)
+                      notes=tuple(notes), provenance=provenance)
+
+
+def _provenance(path: Path, metadata: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The run's provenance block (``condambig_tasks.provenance``), None when the run has
+    none; one of another shape is an error naming the log."""
+    block = metadata.get("provenance")
+    if block is None:
+        return None
+    data = block.get("data", {}) if isinstance(block, dict) else None
+    digest = data.get("records_sha256") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or not isinstance(digest, (str, type(None))):
+        raise RunLogError(f"{path}: its provenance block is not the one condambig writes "
+                          "('data' with a 'records_sha256' string); give the log the run "
+                          "wrote.")
+    return block

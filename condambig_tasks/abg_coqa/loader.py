@@ -70,8 +70,8 @@ def _clarification(raw: Any) -> ClarificationTurn | None:
     return ClarificationTurn(question=str(raw["question"]), replies=tuple(replies))
 
 
-def normalise_record(raw: Mapping[str, Any]) -> AbgCoQATurn:
-    """One target turn from the upstream JSON."""
+def normalise_record(raw: Mapping[str, Any], source: str = BENCHMARK) -> AbgCoQATurn:
+    """One target turn from the upstream JSON; ``source`` names the file in errors."""
     try:
         ambiguity = raw["ambiguity"]
         if ambiguity not in ("ambiguous", "non_ambiguous"):
@@ -86,7 +86,7 @@ def normalise_record(raw: Mapping[str, Any]) -> AbgCoQATurn:
         )
     except (KeyError, TypeError, ValueError) as error:
         raise CorruptDataError(
-            f"{BENCHMARK}: a record does not have the upstream format ({error!r}); expected "
+            f"{source}: a record does not have the upstream format ({error!r}); expected "
             "{id, story, target_turn, history_turns, ambiguity, clarification_turn, source}."
         ) from error
 
@@ -97,7 +97,7 @@ def parse_file(raw: Any, source: str) -> list[AbgCoQATurn]:
         raise CorruptDataError(
             f"{source}: expected an object with a 'data' list (the upstream coqa_abg_*.json)."
         )
-    return [normalise_record(record) for record in data]
+    return [normalise_record(record, source) for record in data]
 
 
 def load_turns(config: AbgCoQADataConfig | None = None) -> list[AbgCoQATurn]:

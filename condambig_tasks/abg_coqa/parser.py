@@ -115,8 +115,12 @@ def _prediction(row: Mapping[str, Any], key: str, subtask: str, source: str) -> 
             raise PredictionFileError(
                 f"{source}: prediction {key}: detection needs 'ambiguous': true/false "
                 "(or 'output').")
-        return DetectionReply(ambiguous=row["ambiguous"], answer=str(row.get("answer") or ""),
-                              parsed=True)
+        answer = row.get("answer")
+        if not isinstance(answer, (str, type(None))):  # CoQA's answers are strings
+            raise PredictionFileError(
+                f"{source}: prediction {key}: 'answer' must be a string (or absent), not "
+                f"{type(answer).__name__}.")
+        return DetectionReply(ambiguous=row["ambiguous"], answer=answer or "", parsed=True)
     name = "question" if subtask == "clarification" else "answer"
     if not isinstance(row.get(name), str):
         raise PredictionFileError(

@@ -55,14 +55,20 @@ class AbgCoQATurn:
         )
 
 
+MAX_REPLY_DIGITS = 9
+
+
 def clarified_qa_sample_id(turn_id: str, reply_index: int) -> str:
     """``<turn id>#<k>``: one clarified-QA sample per (ambiguous turn, reply k)."""
     return f"{turn_id}#{reply_index}"
 
 
 def split_clarified_qa_sample_id(sample_id: str) -> tuple[str, int] | None:
-    """Inverse of :func:`clarified_qa_sample_id`; None when the id has no ``#<k>`` suffix."""
+    """Inverse of :func:`clarified_qa_sample_id`; None when the id has no ``#<k>`` suffix
+    (k: ASCII digits, at most :data:`MAX_REPLY_DIGITS` of them; a turn has one or two
+    replies)."""
     turn_id, separator, index = sample_id.rpartition("#")
-    if not separator or not index.isdigit():
+    if not separator or not (index.isascii() and index.isdigit()) \
+            or len(index) > MAX_REPLY_DIGITS:
         return None
     return turn_id, int(index)

@@ -113,7 +113,7 @@ def normalise_record(row: Mapping[str, Any], source: str = "") -> CondAmbigQuest
             id=str(row["id"]), question=str(row["question"]),
             fragments=fragments, properties=properties,
         )
-    except (KeyError, TypeError, AttributeError) as error:
+    except (KeyError, TypeError, AttributeError, ValueError) as error:
         raise CorruptDataError(
             f"{source}: a CondAmbigQA record is malformed ({error!r}); expected "
             "{id, question, ctxs[{title, text}], properties[{condition, groundtruth, citations}]}."

@@ -14,7 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,8 +58,21 @@ def annotated_file_path() -> Path:
 
 
 def parse_rows(text: str, source: str = FILE_NAME) -> list[AnnotatedRow]:
-    """All rows of the TSV text (quotes are literal text, never field delimiters)."""
+    """All rows of the TSV text (quotes are literal text, never field delimiters).
+
+    The csv module's field size limit (128 KiB) stays: the upstream file's longest field
+    has under 1,000 characters, so a longer one means another file, reported by line."""
     reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t", quoting=csv.QUOTE_NONE)
+    try:
+        return _rows(reader, source)
+    except csv.Error as error:
+        raise CorruptDataError(
+            f"{source}, line {reader.line_num}: not a row of the upstream TSV ({error}). "
+            f"Replace it with the upstream {FILE_NAME}."
+        ) from None
+
+
+def _rows(reader: Iterator[list[str]], source: str) -> list[AnnotatedRow]:
     header = next(reader, None)
     if header is None or tuple(column.strip() for column in header) != COLUMNS:
         raise CorruptDataError(

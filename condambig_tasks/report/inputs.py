@@ -16,14 +16,13 @@ A result of a task that is not one of this project's benchmarks is skipped with 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from condambig_tasks import registry
+from condambig_tasks import json_files, registry
 from condambig_tasks.errors import CondambigError
 from condambig_tasks.framework_results import finite_number, lm_eval_task_metrics
 from condambig_tasks.report.variants import (
@@ -104,7 +103,9 @@ def _read_file(path: Path, strict: bool) -> tuple[list[Run], list[str]]:
     if path.suffix == ".json":
         if _INSPECT_JSON_HEAD.match(_head(path)):  # without parsing a large log twice
             return _read_inspect(path)
-        data = _load_json(path, strict)
+        data, problem = _load_json(path, strict)
+        if problem is not None:
+            return [], [f"skipped {path}: {problem}"]
         if isinstance(data, dict) and isinstance(data.get("results"), dict) and (
                 "configs" in data or "config" in data):
             return _read_lm_eval(path, data)
@@ -130,12 +131,13 @@ def _head(path: Path) -> str:
         return ""
 
 
-def _load_json(path: Path, strict: bool) -> Any:
+def _load_json(path: Path, strict: bool) -> tuple[Any, str | None]:
+    """The file's value, or (in a folder) why it cannot be read."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        return json_files.loads(path.read_text(encoding="utf-8")), None
+    except (OSError, UnicodeDecodeError, json_files.JsonFileError) as error:
         if not strict:
-            return None
+            return None, f"cannot be read as JSON ({error})"
         raise ReportInputError(f"{path}: cannot be read as JSON ({error}); expected "
                                f"{EXPECTED}.") from None
 
@@ -145,11 +147,16 @@ def _load_json(path: Path, strict: bool) -> Any:
 
 def _read_lm_eval(path: Path, data: Mapping[str, Any]) -> tuple[list[Run], list[str]]:
     runs, notices = [], []
-    configs = data.get("configs") or {}
-    groups = set(data.get("group_subtasks") or {})
-    model = _lm_eval_model(data)
+    configs = _object(path, data, "configs")
+    groups = set(_object(path, data, "group_subtasks"))
+    counts = _object(path, data, "n-samples")
+    model = _lm_eval_model(path, data)
     for task, values in data["results"].items():
-        config = configs.get(task) or {}
+        config = _object(path, configs, task)
+        if not isinstance(values, dict):
+            raise ReportInputError(f"{path}: 'results' of task {task!r} is "
+                                   f"{type(values).__name__}, not an object; expected "
+                                   f"{EXPECTED}.")
         metadata = config.get("metadata") if isinstance(config.get("metadata"), dict) else {}
         variant = (variant_from_config_source(task, metadata.get("config_source"))
                    or builtin_variants().get(task))
@@ -163,7 +170,7 @@ def _read_lm_eval(path: Path, data: Mapping[str, Any]) -> tuple[list[Run], list[
             continue
         metrics, stderr = lm_eval_task_metrics(values)
         options = _options(variant.benchmark, {**metadata, **variant.fixed_options})
-        n_samples = (data.get("n-samples") or {}).get(task) or {}
+        n_samples = _object(path, counts, task)
         runs.append(Run(
             source=path, front_end=LM_EVAL, model=model, variant=variant, metrics=metrics,
             stderr=stderr, n=_int(n_samples.get("effective", n_samples.get("original"))),
@@ -172,11 +179,11 @@ def _read_lm_eval(path: Path, data: Mapping[str, Any]) -> tuple[list[Run], list[
     return runs, notices
 
 
-def _lm_eval_model(data: Mapping[str, Any]) -> str:
+def _lm_eval_model(path: Path, data: Mapping[str, Any]) -> str:
     name = data.get("model_name")
     if isinstance(name, str) and name.strip():
         return name.strip()
-    config = data.get("config") or {}
+    config = _object(path, data, "config")
     args = config.get("model_args")
     if isinstance(args, str):  # "pretrained=...,dtype=..."
         args = dict(part.split("=", 1) for part in args.split(",") if "=" in part)
@@ -217,7 +224,8 @@ def _read_inspect(path: Path) -> tuple[list[Run], list[str]]:
         return [], [f"skipped {path}: Inspect task {spec.task!r} is not a condambig task"]
     if log.status != "success" or log.results is None:
         return [], [f"skipped {path}: the Inspect run did not finish (status {log.status})"]
-    options = dict(metadata.get("options") or _options(benchmark, spec.task_args or {}))
+    options = dict(_object(path, metadata, "options") or _options(benchmark,
+                                                                  spec.task_args or {}))
     variant = variant_for_options(benchmark, options, task)
     metrics: dict[str, float | None] = {}
     stderr: dict[str, float] = {}
@@ -255,7 +263,7 @@ def _read_score_json(path: Path, data: Mapping[str, Any]) -> tuple[list[Run], li
     benchmark = data["benchmark"]
     if benchmark not in registry.available():
         return [], [f"skipped {path}: benchmark {benchmark!r} is not registered"]
-    options = dict(data.get("options") or {})
+    options = dict(_object(path, data, "options"))
     variant = variant_for_options(benchmark, options, benchmark)
     metrics = {name: finite_number(value) for name, value in data["metrics"].items()}
     model = str(data.get("model") or path.stem)
@@ -273,6 +281,17 @@ def _options(benchmark: str, values: Mapping[str, Any]) -> dict[str, Any]:
         return bench.options_to_json(bench.options(dict(values), strict=False))
     except Exception:  # options the benchmark no longer accepts: keep what was recorded
         return {key: value for key, value in values.items() if isinstance(key, str)}
+
+
+def _object(path: Path, container: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """``container[key]`` where the format has an object (or nothing: empty)."""
+    value = container.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ReportInputError(f"{path}: {key!r} is {type(value).__name__}, not an object; "
+                               f"expected {EXPECTED}.")
+    return value
 
 
 def _int(value: Any) -> int | None:
