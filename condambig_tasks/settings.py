@@ -74,6 +74,13 @@ def environment_value(name: str) -> str | None:
     return value or None
 
 
+def judge_max_failed() -> int:
+    """``CONDAMBIG_JUDGE_MAX_FAILED`` (0 when unset): how many judgements may finally fail
+    before the judged metrics are withheld; Inspect's ``-T judge_max_failed`` default."""
+    value = environment_value(JUDGE_MAX_FAILED_VARIABLE)
+    return 0 if value is None else _number({"max_failed": value}, "max_failed", int, 0)
+
+
 # lm-eval --metadata key -> (environment variable, JudgeConfig field)
 _JUDGE_OPTIONS = {
     "judge_model": (JUDGE_MODEL_VARIABLE, "model"),

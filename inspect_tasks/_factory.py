@@ -6,12 +6,19 @@ per-sample numbers in ``Score.value`` (so Inspect's epoch reducers average them 
 and the details (judge results, parsed pairs, texts for corpus metrics) in
 ``Score.metadata``; one metric per benchmark computes the corpus values from them with the
 benchmark's own ``summarise``.
+
+With a ``grader`` role the task checks the grader once before any generation
+(:mod:`condambig.grader_preflight`); a grader that refuses every request later (HTTP
+401/403/404) ends the run as an error, and past ``judge_max_failed`` failed judgements the judged metrics are withheld
+(NaN, their reasons in the log: :mod:`condambig.null_reasons`).
 """
 
 from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from inspect_ai import Task
@@ -21,15 +28,28 @@ from inspect_ai.model import GenerateConfig, model_roles
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Solver, TaskState, generate
 
+import condambig.null_reasons  # noqa: F401  (registers the hook that logs null_reasons)
+from condambig.grader_preflight import check_grader
 from condambig.judge_backend import GRADER_ROLE, grader_judge_engine
 from condambig_metrics.judge import record_judgements
-from condambig_tasks import registry
-from condambig_tasks.benchmark import Runtime, ScoredSample
-from condambig_tasks.errors import ConfigurationError
+from condambig_tasks import registry, settings
+from condambig_tasks.benchmark import Benchmark, Runtime, ScoredSample
+from condambig_tasks.errors import CondambigError, ConfigurationError
 from condambig_tasks.progress import show_project_logs
 from condambig_tasks.provenance import load_with_provenance
 
 logger = logging.getLogger("condambig")
+
+def rescore_hint(benchmark_name: str) -> str:
+    """How to judge a finished log's stored outputs again, generating nothing: Inspect's
+    own ``inspect score`` cannot find this package's scorer by the name it logs."""
+    return (f"fix the grader, then rescore the stored outputs: condambig-score "
+            f"{benchmark_name} --from-log <log> (the judge set by CONDAMBIG_JUDGE_MODEL / "
+            "CONDAMBIG_JUDGE_BASE_URL / CONDAMBIG_JUDGE_API_KEY)")
+
+
+class JudgeFailedError(CondambigError):
+    """The grader refuses every request (HTTP 401/403/404 while judging)."""
 
 
 def benchmark_task(
@@ -41,9 +61,15 @@ def benchmark_task(
     solver: Solver | None = None,
     dataset_name: str | None = None,
     metadata: dict[str, Any] | None = None,
+    judge_max_failed: int | None = None,
 ) -> Task:
-    """The Inspect task of one benchmark with the given options (``-T`` values)."""
+    """The Inspect task of one benchmark with the given options (``-T`` values).
+
+    ``judge_max_failed``: how many judgements may finally fail before the judged metrics
+    are withheld (None: ``CONDAMBIG_JUDGE_MAX_FAILED``, else 0).
+    """
     show_project_logs()
+    max_failed = max_failed_option(judge_max_failed)
     benchmark = registry.get(benchmark_name)
     options = benchmark.options({k: v for k, v in option_values.items() if v is not None})
     grader = model_roles().get(GRADER_ROLE)
@@ -57,6 +83,8 @@ def benchmark_task(
             "judge to compare judges.")
     for note in benchmark.run_notes(options, judged):
         logger.warning("%s", note)
+    if judged:
+        check_grader(grader)
     benchmark.prepare(options, Runtime(roles=dict(model_roles()), front_end="inspect"))
     options_json = benchmark.options_to_json(options)
     items, provenance = load_with_provenance(
@@ -74,7 +102,7 @@ def benchmark_task(
         dataset=MemoryDataset(samples, name=dataset_name or benchmark_name),
         solver=solver or generate(),
         scorer=benchmark_scorer(benchmark_name, options_json, judged),
-        metrics=[benchmark_metrics(benchmark_name, options_json, judged)],
+        metrics=[benchmark_metrics(benchmark_name, options_json, judged, max_failed)],
         # no temperature here: providers differ (Inspect's hf provider rejects 0.0); set
         # --temperature on the command line
         config=GenerateConfig(max_tokens=max_tokens or benchmark.max_tokens(options)),
@@ -83,6 +111,7 @@ def benchmark_task(
         metadata={"benchmark": benchmark_name, "options": options_json, "judged": judged,
                   "headline_metric": headline,
                   "metrics": [spec.name for spec in reported],
+                  **({"judge_max_failed": max_failed} if judged else {}),
                   "provenance": provenance, **(metadata or {})},
     )
 
@@ -114,6 +143,15 @@ def benchmark_scorer(benchmark_name: str, options: dict[str, Any], judged: bool)
             with record_judgements() as transcript:
                 [sample] = await benchmark.score_batch([(item, output)], typed_options,
                                                        runtime)
+            refused = getattr(getattr(runtime.judge, "backend", None), "endpoint_error", None)
+            if refused and any(entry["failed"] for entry in transcript):
+                # a sample error: Inspect ends the task (status error) and
+                # `inspect eval-retry` scores this sample again once the grader is fixed
+                raise JudgeFailedError(
+                    f"{benchmark_name}: the grader refuses every request ({refused}); "
+                    "judged metrics cannot be computed. Fix --model-role grader=... (its "
+                    "key, model name or base URL), then run `inspect eval-retry <log>`: "
+                    "the judge cache keeps every judgement already made.")
         else:
             sample = benchmark.score(item, output, typed_options)
         return sample_score(sample, output, transcript, judge_metrics)
@@ -147,23 +185,65 @@ def sample_score(sample: ScoredSample, output: str, transcript: list[dict[str, A
                  reason=reason, metadata=metadata)
 
 
+def max_failed_option(value: Any) -> int:
+    """``-T judge_max_failed`` as a count (None: the environment's default)."""
+    if value is None:
+        return settings.judge_max_failed()
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        number = -1
+    if number < 0 or (isinstance(value, float) and not value.is_integer()):
+        raise ConfigurationError(
+            f"-T judge_max_failed must be a whole number >= 0, got {value!r}")
+    return number
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """A run's corpus values with the reason of every null one, and its judge tally."""
+
+    values: dict[str, float | None]
+    null_reasons: dict[str, str]
+    judgements: int
+    failed: int
+    last_error: str | None
+
+
+def run_summary(benchmark: Benchmark, options: Any, judged: bool, max_failed: int,
+                scores: Sequence[tuple[Any, Any, dict[str, Any] | None]]) -> RunSummary:
+    """The corpus values of ``(sample_id, value, metadata)`` scores, judged metrics
+    withheld past ``max_failed`` failed judgements (failures counted from the samples'
+    ``judge_calls``)."""
+    samples = [ScoredSample(id=str(sample_id), values=value if isinstance(value, dict) else {},
+                            details=metadata or {})
+               for sample_id, value, metadata in scores]
+    calls = [call for sample in samples for call in sample.details.get("judge_calls") or []
+             if isinstance(call, dict)]
+    failures = [call for call in calls if call.get("failed")]
+    summary = benchmark.summarise(samples, options, judged)
+    reasons = benchmark.explain_nulls(samples, options, judged, summary)
+    values, reasons = benchmark.withhold_judged_metrics(
+        summary, reasons, options, judged, failed=len(failures), max_failed=max_failed,
+        retry_hint=rescore_hint(benchmark.name))
+    return RunSummary(values, reasons, len(calls), len(failures),
+                      str(failures[-1].get("error")) if failures else None)
+
+
 @metric
-def benchmark_metrics(benchmark_name: str, options: dict[str, Any], judged: bool) -> Metric:
-    """Every corpus metric of the benchmark, from the per-sample values and details."""
+def benchmark_metrics(benchmark_name: str, options: dict[str, Any], judged: bool,
+                      judge_max_failed: int = 0) -> Metric:
+    """Every corpus metric of the benchmark, from the per-sample values and details;
+    past ``judge_max_failed`` failed judgements the judged ones are NaN (the reasons:
+    :mod:`condambig.null_reasons`)."""
     benchmark = registry.get(benchmark_name)
     typed_options = benchmark.options(options)
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
-        samples = [
-            ScoredSample(
-                id=str(score.sample_id),
-                values=score.score.value if isinstance(score.score.value, dict) else {},
-                details=score.score.metadata or {},
-            )
-            for score in scores
-        ]
-        summary = benchmark.summarise(samples, typed_options, judged)
+        summary = run_summary(
+            benchmark, typed_options, judged, judge_max_failed,
+            [(score.sample_id, score.score.value, score.score.metadata) for score in scores])
         return {name: math.nan if value is None else float(value)
-                for name, value in summary.items()}
+                for name, value in summary.values.items()}
 
     return compute

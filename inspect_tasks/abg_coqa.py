@@ -18,9 +18,11 @@ from condambig._factory import benchmark_task
 from condambig_tasks.abg_coqa.benchmark import DEFAULT_SPLIT, DEFAULT_SUBTASK, MAX_TOKENS
 
 
-def _task(subtask: str, split: str, max_tokens: int, judge: bool = True) -> Task:
+def _task(subtask: str, split: str, max_tokens: int, judge: bool = True,
+          judge_max_failed: int | None = None) -> Task:
     return benchmark_task("abg_coqa", {"subtask": subtask, "split": split}, judge=judge,
-                          max_tokens=max_tokens, dataset_name=f"abg_coqa_{subtask}")
+                          max_tokens=max_tokens, dataset_name=f"abg_coqa_{subtask}",
+                          judge_max_failed=judge_max_failed)
 
 
 @task
@@ -31,10 +33,12 @@ def abg_coqa_detection(split: str = DEFAULT_SPLIT, max_tokens: int = MAX_TOKENS)
 
 @task
 def abg_coqa_clarification(split: str = DEFAULT_SPLIT, max_tokens: int = MAX_TOKENS,
-                           judge: bool = True) -> Task:
+                           judge: bool = True, judge_max_failed: int | None = None) -> Task:
     """Ambiguous turns: ask one clarification question (corpus BLEU-1..4; with a ``grader``
-    role and ``judge`` on, the judge's helpfulness rate)."""
-    return _task("clarification", split, max_tokens, judge)
+    role and ``judge`` on, the judge's helpfulness rate; ``judge_max_failed`` failed
+    judgements at most, default ``CONDAMBIG_JUDGE_MAX_FAILED`` else 0, before the judged
+    metrics are withheld)."""
+    return _task("clarification", split, max_tokens, judge, judge_max_failed)
 
 
 @task
@@ -45,6 +49,7 @@ def abg_coqa_clarified_qa(split: str = DEFAULT_SPLIT, max_tokens: int = MAX_TOKE
 
 @task
 def abg_coqa(subtask: str = DEFAULT_SUBTASK, split: str = DEFAULT_SPLIT,
-             max_tokens: int = MAX_TOKENS, judge: bool = True) -> Task:
+             max_tokens: int = MAX_TOKENS, judge: bool = True,
+             judge_max_failed: int | None = None) -> Task:
     """One Abg-CoQA subtask by name: detection, clarification or clarified_qa."""
-    return _task(subtask, split, max_tokens, judge)
+    return _task(subtask, split, max_tokens, judge, judge_max_failed)

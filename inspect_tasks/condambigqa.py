@@ -21,6 +21,7 @@ def condambigqa(
     judge_weighting: str = "condambig",
     max_tokens: int | None = None,
     hub_revision: str | None = None,
+    judge_max_failed: int | None = None,
 ) -> Task:
     """CondAmbigQA (Li et al.): conditions, answers and citations for ambiguous questions.
 
@@ -36,6 +37,9 @@ def condambigqa(
             the score token) or "deepeval" (DeepEval's G-Eval rule, the paper's judge).
         max_tokens: generation budget (default: per setting, 512-1536).
         hub_revision: a Hugging Face commit sha to pin the dataset.
+        judge_max_failed: how many judgements may finally fail before the judged metrics
+            and the headline are withheld (NaN, the reason in the log's
+            ``null_reasons``); default ``CONDAMBIG_JUDGE_MAX_FAILED``, else 0.
     """
     return benchmark_task(
         "condambigqa",
@@ -43,4 +47,5 @@ def condambigqa(
          "matching": matching, "judge_weighting": judge_weighting,
          "hub_revision": hub_revision},
         judge=judge, max_tokens=max_tokens, dataset_name=f"condambigqa_{setting}",
+        judge_max_failed=judge_max_failed,
     )

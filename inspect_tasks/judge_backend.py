@@ -33,6 +33,16 @@ _DEFAULT_TOP_LOGPROBS = 20
 _DEFAULT_MAX_TOKENS = 256
 
 
+def judge_generate_config(top_logprobs: int = _DEFAULT_TOP_LOGPROBS,
+                          max_tokens: int = _DEFAULT_MAX_TOKENS) -> GenerateConfig:
+    """What every judge request asks the grader for: temperature 0 and top logprobs."""
+    return GenerateConfig(temperature=0, logprobs=True, top_logprobs=top_logprobs,
+                          max_tokens=max_tokens)
+
+
+JUDGE_GENERATE_CONFIG = judge_generate_config()
+
+
 class InspectJudgeBackend:
     """Sends judge prompts through an Inspect ``Model`` at temperature 0 with top logprobs."""
 
@@ -40,9 +50,7 @@ class InspectJudgeBackend:
                  max_tokens: int = _DEFAULT_MAX_TOKENS):
         self.model = model
         self.model_name = str(model)
-        self.config = GenerateConfig(
-            temperature=0, logprobs=True, top_logprobs=top_logprobs, max_tokens=max_tokens
-        )
+        self.config = judge_generate_config(top_logprobs, max_tokens)
         # The cache key's settings: the model name holds the provider; the endpoint is the
         # provider's base URL when one is set (two servers may serve one model name).
         settings: dict[str, str] = {}
@@ -54,18 +62,49 @@ class InspectJudgeBackend:
         if max_tokens != _DEFAULT_MAX_TOKENS:
             settings["max_tokens"] = str(max_tokens)
         self.cache_settings = settings
+        # set when the grader refused a request as a whole (HTTP 401/403/404): no later
+        # judgement can succeed, so the scorer ends the run
+        self.endpoint_error: str | None = None
 
     async def complete(self, prompt: str) -> JudgeCompletion:
         try:
             output = await self.model.generate(prompt, config=self.config)
         except (asyncio.TimeoutError, TimeoutError, ConnectionError) as error:
-            raise TransientJudgeError(f"grader {self.model_name}: {error}") from error
+            raise TransientJudgeError(
+                f"grader {self.model_name}: {error_summary(error)}") from error
         except Exception as error:
             # Inspect has already retried what its provider considers transient.
-            raise PermanentJudgeError(
-                f"grader {self.model_name} failed: {type(error).__name__}: {error}"
-            ) from error
+            message = f"grader {self.model_name} failed: {error_summary(error)}"
+            endpoint = status_code(error) in ENDPOINT_STATUS
+            if endpoint:
+                self.endpoint_error = message
+            raise PermanentJudgeError(message, affects_all_requests=endpoint) from error
         return completion_from_output(output)
+
+
+ENDPOINT_STATUS = frozenset({401, 403, 404})
+"""HTTP statuses that refuse every request (key, permission, model or URL), not one."""
+
+
+def status_code(error: BaseException) -> int | None:
+    """The HTTP status behind ``error`` (Inspect wraps the provider's exception)."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        code = getattr(current, "status_code", None)
+        if isinstance(code, int):
+            return code
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def error_summary(error: BaseException, limit: int = 300) -> str:
+    """The last line of the error (Inspect's ``ModelGenerateError`` puts the whole
+    request before the provider's message), at most ``limit`` characters."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    text = lines[-1] if lines else type(error).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def completion_from_output(output: ModelOutput) -> JudgeCompletion:

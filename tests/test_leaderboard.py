@@ -242,10 +242,11 @@ def subject_server():
 @pytest.mark.e2e
 def test_inspect_failing_judge_leaves_judge_metrics_unscored_and_counted(
         tmp_path, subject_server):
-    """Every grader request fails (HTTP 400): each sample keeps its judge-free numbers,
-    its judge metrics are NaN (Inspect's unscored sentinel) with reason grader_failed and
-    the failed prompts in its metadata, and judge_failed counts them."""
-    with JudgeServer({"faults": [{"kind": "400"}]}) as grader:
+    """Every judge request fails (HTTP 400; the grader answers the check before
+    generation): each sample keeps its judge-free numbers, its judge metrics are NaN
+    (Inspect's unscored sentinel) with reason grader_failed and the failed prompts in its
+    metadata, judge_failed counts them, and the log says why the judge metrics are NaN."""
+    with JudgeServer({"faults": [{"kind": "400", "contains": "ACTUAL OUTPUT"}]}) as grader:
         env = _env(tmp_path, LOOPBACK_BASE_URL=subject_server.base_url,
                    LOOPBACK_API_KEY="test-key", BADJUDGE_BASE_URL=grader.base_url,
                    BADJUDGE_API_KEY="test-key")
@@ -268,6 +269,8 @@ def test_inspect_failing_judge_leaves_judge_metrics_unscored_and_counted(
                for name, value in log["results"]["scores"][0]["metrics"].items()}
     assert metrics["judge_failed"] == len(samples)
     assert math.isnan(metrics["judge_helpfulness"])
+    reasons = log["results"]["scores"][0]["metadata"]["null_reasons"]
+    assert f"{len(samples)} judgement(s) failed" in reasons["judge_helpfulness"]
     assert list(metrics)[0] == "bleu4"  # the headline
     assert log["eval"]["headline_metric"]["metric"] == "bleu4"
     provenance = log["eval"]["metadata"]["provenance"]

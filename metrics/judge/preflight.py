@@ -100,7 +100,7 @@ def _message(where: str, error: BaseException | None, what_to_set: str,
     if isinstance(error, asyncio.TimeoutError):
         detail = "no answer within the timeout"
     else:
-        detail = str(error) if error is not None else "no answer"
+        detail = str(error).rstrip(".") if error is not None else "no answer"
     state = "cannot be reached" if unreachable else "refused the check request"
     hint = f" Check {what_to_set}." if what_to_set else ""
     return f"the judge {where} {state}: {detail}.{hint}"
