@@ -78,3 +78,11 @@ def run_output() -> RunOutput | None:
             return RunOutput(str(path) if path else None, bool(frame.f_locals["log_samples"]))
         frame = frame.f_back
     return None
+
+
+def running_lm_eval_command() -> bool:
+    """This process is the ``lm_eval`` command (its console script, ``python -m lm_eval``
+    or ``accelerate launch -m lm_eval``), not a program calling ``simple_evaluate``."""
+    main = sys.modules.get("__main__")
+    name = getattr(getattr(main, "__spec__", None), "name", "") or ""
+    return "lm_eval.__main__" in sys.modules or name in {"lm_eval", "lm_eval.__main__"}

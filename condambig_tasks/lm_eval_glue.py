@@ -295,11 +295,14 @@ def _report_nulls(task: Any, task_name: str, run: RunSummary) -> None:
     """Record why metrics are null: in the task's ``config.metadata.null_reasons`` (written
     to the results JSON, beside ``provenance``) and as lines printed after lm-eval's table
     (lm-eval itself shows NaN without a reason); withheld judged metrics also give the run
-    a non-zero exit status once lm-eval has written its output."""
+    a non-zero exit status once the ``lm_eval`` command has written its output (not a
+    Python program calling lm-eval: its own exit is its own)."""
+    if task is None:  # not lm-eval's aggregation step (e.g. a direct call)
+        return
     config = getattr(task, "config", None)
     if run.reasons and getattr(config, "metadata", None) is not None:
         config.metadata["null_reasons"] = dict(run.reasons)
-    if run.judge_failed:
+    if run.judge_failed and lm_eval_context.running_lm_eval_command():
         exit_status.fail_at_exit()
     if task_name in _NULL_LINES or task_name in _NULL_SUITE:
         return
