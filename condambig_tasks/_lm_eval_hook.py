@@ -6,6 +6,9 @@ imported; then it wraps ``TaskManager.__init__`` so this package's task folder i
 to the include paths. It never raises, costs one finder lookup per import otherwise, and
 is switched off by ``CONDAMBIG_DISABLE_LM_EVAL_HOOK=1`` (the fallback is then
 ``lm_eval --include_path $(python -c 'import condambig_tasks.lm_eval_tasks as t; print(t.task_folder())')``).
+It also registers one :mod:`atexit` handler, first of all so that it runs last, which does
+nothing unless a run's judged numbers were withheld: then it gives the non-zero exit status
+after lm-eval has written its output (:mod:`condambig_tasks.exit_status`).
 
 The package also declares an ``lm_eval.tasks`` entry point (pyproject.toml), the plugin
 group of lm-eval's task-plugin work in review (EleutherAI/lm-evaluation-harness PR #4015:
@@ -193,9 +196,28 @@ class _TaskManagerFinder(importlib.abc.MetaPathFinder):
             return None
 
 
+final_handler_registered = False
+
+
+def _final_exit_status() -> None:
+    """The last atexit handler (registered first): the exit status of a run whose judged
+    numbers were withheld (``condambig_tasks.exit_status``), given after every other
+    handler has run. Does nothing in a process that never loaded our tasks."""
+    module = sys.modules.get("condambig_tasks.exit_status")
+    if module is not None:
+        module.final()
+
+
 def install() -> None:
-    """Register the finder once (idempotent); patch at once if lm-eval is already imported."""
+    """Register the finder once (idempotent); patch at once if lm-eval is already imported.
+    Also registers :func:`_final_exit_status` first of all atexit handlers, so it runs last."""
+    global final_handler_registered
     try:
+        if not final_handler_registered:
+            import atexit
+
+            atexit.register(_final_exit_status)
+            final_handler_registered = True
         if os.environ.get(OPT_OUT_VARIABLE, "").strip().lower() in {"1", "true", "yes"}:
             return
         if any(isinstance(f, _TaskManagerFinder) for f in sys.meta_path):

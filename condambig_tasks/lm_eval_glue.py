@@ -20,13 +20,15 @@ import functools
 import json
 import logging
 import math
-import sys
+import shlex
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from condambig_tasks import registry, settings
+from condambig_tasks import exit_status, lm_eval_context, registry, settings
 from condambig_tasks.benchmark import (
     CORPUS,
+    SUITE_SCORE,
     Benchmark,
     Runtime,
     ScoredSample,
@@ -60,6 +62,9 @@ class LmEvalTask:
         import datasets
 
         show_project_logs()
+        config = lm_eval_context.calling_task_config()
+        if config is not None:  # lm-eval writes config.metadata to results_*.json
+            config.metadata.pop("judge_api_key", None)  # a secret: never written
         benchmark = self.benchmark
         fixed = metadata.pop(TASK_OPTIONS_KEY, None) or {}
         resolved = resolve_lm_eval_options(benchmark, metadata, fixed)
@@ -73,11 +78,16 @@ class LmEvalTask:
         options_json = json.dumps(benchmark.options_to_json(options), sort_keys=True)
         judge_json = json.dumps(judge_options, sort_keys=True)
         judge = settings.judge_config_from_environment(judge_options) if judged else None
+        if judge is not None:
+            preflight_judge(benchmark, judge)
         items, provenance = load_with_provenance(
             benchmark, options, judge=None if judge is None else judge.model)
-        if judge is not None and judge.base_url:
-            provenance["judge_base_url"] = judge.base_url
-        _record_in_task_config(provenance)
+        if judge is not None:
+            from condambig_metrics.judge import DEFAULT_BASE_URL, normalized_base_url
+
+            if normalized_base_url(judge.base_url) != DEFAULT_BASE_URL:
+                provenance["judge_base_url"] = judge.base_url
+        _record_in_task_config(config, provenance)
         docs = []
         for item in items:
             target = benchmark.target(item, options)
@@ -129,27 +139,38 @@ class LmEvalTask:
         raise AttributeError(name)
 
 
-def _record_in_task_config(provenance: dict[str, Any]) -> None:
-    """Put the provenance block in the calling task's ``config.metadata``, which lm-eval
-    writes to the results JSON (``configs.<task>.metadata.provenance``).
+def _record_in_task_config(config: Any, provenance: dict[str, Any]) -> None:
+    """Put the provenance block in the task's ``config.metadata``, which lm-eval writes to
+    the results JSON (``configs.<task>.metadata.provenance``); without the task config
+    (another caller than lm-eval's ``ConfigurableTask.download``) it is only logged."""
+    if config is not None:
+        config.metadata["provenance"] = provenance
+    else:
+        logger.info("%s provenance: %s", provenance["benchmark"], json.dumps(provenance))
 
-    lm-eval 0.4.13 calls ``custom_dataset`` from ``ConfigurableTask.download`` with the
-    metadata unpacked into keyword arguments, so the task is found on the call stack; when
-    it is not there (another caller), the block is only logged.
-    """
-    frame = sys._getframe(1)
-    for _ in range(8):
-        frame = frame.f_back
-        if frame is None:
-            break
-        config = getattr(frame.f_locals.get("self"), "config", None)
-        if config is not None and hasattr(config, "custom_dataset") and \
-                hasattr(config, "metadata"):
-            if config.metadata is None:
-                config.metadata = {}
-            config.metadata["provenance"] = provenance
-            return
-    logger.info("%s provenance: %s", provenance["benchmark"], json.dumps(provenance))
+
+_CHECKED_JUDGES: set[tuple[str, str]] = set()
+
+
+def preflight_judge(benchmark: Benchmark, judge: Any) -> None:
+    """One minimal request to the judge before any generation, once per process and
+    (model, endpoint): a wrong URL, key or model ends the run now, as one line, instead of
+    after every generation."""
+    from condambig_metrics.judge import OpenAIJudgeBackend, normalized_base_url
+    from condambig_metrics.judge.preflight import JudgeUnavailableError, check_judge
+
+    endpoint = normalized_base_url(judge.base_url)
+    if (judge.model, endpoint) in _CHECKED_JUDGES:
+        return
+    what_to_set = (f"{settings.JUDGE_BASE_URL_VARIABLE} (or --metadata judge_base_url), "
+                   f"{settings.JUDGE_API_KEY_VARIABLE} (or OPENAI_API_KEY) and "
+                   f"{settings.JUDGE_MODEL_VARIABLE} (or --metadata judge_model)")
+    try:
+        check_judge(OpenAIJudgeBackend(judge), f"{judge.model!r} at {endpoint}",
+                    timeout_seconds=judge.timeout_seconds, what_to_set=what_to_set)
+    except (JudgeUnavailableError, ValueError) as error:
+        raise CondambigError(f"{benchmark.name}: {error}") from None
+    _CHECKED_JUDGES.add((judge.model, endpoint))
 
 
 def _judge_configured(benchmark: Benchmark, options: Any, judge_options: dict[str, Any]) -> bool:
@@ -158,7 +179,18 @@ def _judge_configured(benchmark: Benchmark, options: Any, judge_options: dict[st
         settings.judge_config_from_environment(judge_options) is not None
 
 
-_RUNS: RunMemo[dict[str, float | None]] = RunMemo()
+@dataclass(frozen=True)
+class RunSummary:
+    """One task's corpus result: values by metric, why each null one is null, the headline,
+    and whether judged numbers were withheld because the judge failed."""
+
+    values: dict[str, float | None]
+    reasons: dict[str, str]
+    headline: str | None = None
+    judge_failed: bool = False
+
+
+_RUNS: RunMemo[RunSummary] = RunMemo()
 
 
 def aggregate(benchmark_name: str, metric: str, items: list[Any]) -> float:
@@ -174,37 +206,136 @@ def aggregate(benchmark_name: str, metric: str, items: list[Any]) -> float:
         return math.nan if value is None else value
     judge = settings.judge_config_from_environment(json.loads(items[0].get("judge") or "{}"))
     judge_identity = None if judge is None else [judge.model, judge.base_url]
-    summary = _RUNS.get_or_compute(
-        [benchmark_name, judge_identity, items], lambda: _summarise_items(benchmark, items))
-    value = summary.get(metric)
+    task = lm_eval_context.aggregating_task()
+    task_name = getattr(task, "task_name", None) or benchmark_name
+    run = _RUNS.get_or_compute([benchmark_name, task_name, judge_identity, items],
+                               lambda: _summarise_items(benchmark, items, task_name))
+    _report_nulls(task, task_name, run)
+    value = run.values.get(metric)
     return math.nan if value is None else float(value)
 
 
-def _summarise_items(benchmark: Benchmark, items: list[dict[str, Any]]) -> dict[str, Any]:
+def _summarise_items(benchmark: Benchmark, items: list[dict[str, Any]],
+                     task_name: str) -> RunSummary:
     if len({(item["options"], item["judge"]) for item in items}) != 1:
         raise ValueError(f"{benchmark.name}: items of one task carry different options")
     options = benchmark.options(json.loads(items[0]["options"]), strict=False)
     judge_options = json.loads(items[0]["judge"])
     judged = _judge_configured(benchmark, options, judge_options)
+    headline = benchmark.headline_metric(options, judged)
     if "sample" in items[0]:
         samples = [ScoredSample.from_json(item["sample"]) for item in items]
-        return benchmark.summarise(samples, options, judged)
+        summary = benchmark.summarise(samples, options, judged)
+        return RunSummary(summary, benchmark.explain_nulls(samples, options, judged, summary),
+                          headline)
     by_id = _items_by_id(benchmark.name, items[0]["options"])
     batch = [(by_id[item["id"]], item["output"]) for item in items]
-    engine = None
+    engine = judge = None
     if judged:
         from condambig_metrics.judge import openai_judge_engine
 
-        engine = openai_judge_engine(settings.judge_config_from_environment(judge_options),
-                                     progress_factory=Progress)
+        judge = settings.judge_config_from_environment(judge_options)
+        engine = openai_judge_engine(judge, progress_factory=Progress)
     samples = run_blocking(score_run(
         benchmark, batch, options, Runtime(judge=engine, front_end="lm_eval")))
-    if engine is not None:
-        logger.info("%s judge: %s", benchmark.name, engine.stats)
-        if engine.endpoint_failure is not None:
-            raise CondambigError(f"{benchmark.name}: the judge endpoint failed "
-                                 f"({engine.endpoint_failure}); no judge metric is reported.")
-    return benchmark.summarise(samples, options, judged)
+    summary = benchmark.summarise(samples, options, judged)
+    reasons = benchmark.explain_nulls(samples, options, judged, summary)
+    if engine is None:
+        return RunSummary(summary, reasons, headline)
+    logger.info("%s judge: %s", benchmark.name, engine.stats)
+    failed = engine.stats.failures
+    hint = _retry_hint(benchmark, task_name, judge, engine.endpoint_failure)
+    values, reasons = benchmark.withhold_judged_metrics(
+        summary, reasons, options, judged, failed=failed, max_failed=judge.max_failed,
+        retry_hint=hint)
+    judge_failed = failed > judge.max_failed  # then withheld above, with the hint
+    if engine.endpoint_failure is not None:
+        if not judge_failed:
+            # within judge_max_failed nothing is withheld, but a judged metric left
+            # without any judgement still says why and how to finish it
+            for spec in benchmark.metric_specs:
+                if spec.judge and spec.name in reasons:
+                    reasons[spec.name] = hint
+                    judge_failed = True
+            if headline in reasons and SUITE_SCORE in reasons:
+                reasons[SUITE_SCORE] = f"the headline {headline} is null: {reasons[headline]}"
+        logger.warning("%s: the judge endpoint failed after generation (%s); the outputs "
+                       "are kept: %s", benchmark.name, engine.endpoint_failure, hint)
+    return RunSummary(values, reasons, headline, judge_failed=judge_failed)
+
+
+def _retry_hint(benchmark: Benchmark, task_name: str, judge: Any,
+                endpoint_failure: str | None) -> str:
+    """The command that finishes the judging from lm-eval's own log (the judge cache
+    keeps every judgement already made, so only the missing ones are sent)."""
+    why = f"the judge endpoint failed ({endpoint_failure}); " if endpoint_failure else ""
+    output = lm_eval_context.run_output()
+    kept = output is not None and bool(output.output_path) and output.log_samples
+    command = ["condambig-score", benchmark.name, "--from-log",
+               output.output_path if kept else "DIR", "--task", task_name,
+               "--judge-model", judge.model]
+    if judge.base_url:
+        command += ["--judge-base-url", judge.base_url]
+    text = " ".join(shlex.quote(part) for part in command)
+    cache = judge.cache_path or judge.default_cache_path
+    if cache and (judge.cache_path or settings.environment_value(settings.CACHE_DIR_VARIABLE)):
+        text = f"{settings.JUDGE_CACHE_VARIABLE}={shlex.quote(cache)} {text}"
+    keeps = (" (only the missing judgements are sent: the judge cache keeps the rest)"
+             if judge.cache_enabled else "")
+    if not kept:
+        return (f"{why}this run kept no samples: rerun lm_eval with --output_path DIR "
+                f"--log_samples, then `{text}` judges its outputs{keeps}")
+    return f"{why}run `{text}` to finish the judging{keeps}"
+
+
+_NULL_LINES: dict[str, tuple[str, str]] = {}  # task -> (headline, reason)
+_NULL_SUITE: dict[str, str] = {}  # task -> why its suite_score is null
+_GROUPS: dict[str, Any] = {}
+_SAYING: list[bool] = []
+
+
+def _report_nulls(task: Any, task_name: str, run: RunSummary) -> None:
+    """Record why metrics are null: in the task's ``config.metadata.null_reasons`` (written
+    to the results JSON, beside ``provenance``) and as lines printed after lm-eval's table
+    (lm-eval itself shows NaN without a reason); withheld judged metrics also give the run
+    a non-zero exit status once the ``lm_eval`` command has written its output (not a
+    Python program calling lm-eval: its own exit is its own)."""
+    if task is None:  # not lm-eval's aggregation step (e.g. a direct call)
+        return
+    config = getattr(task, "config", None)
+    if run.reasons and getattr(config, "metadata", None) is not None:
+        config.metadata["null_reasons"] = dict(run.reasons)
+    if run.judge_failed and lm_eval_context.running_lm_eval_command():
+        exit_status.fail_at_exit()
+    if task_name in _NULL_LINES or task_name in _NULL_SUITE:
+        return
+    if run.headline is not None and run.values.get(run.headline) is None:
+        _NULL_LINES[task_name] = (run.headline, run.reasons.get(run.headline, "no value"))
+    if run.values.get(SUITE_SCORE, 0.0) is None:
+        _NULL_SUITE[task_name] = run.reasons.get(SUITE_SCORE, "no value")
+    if _NULL_LINES or _NULL_SUITE:
+        _GROUPS.update(lm_eval_context.run_groups())
+        if not _SAYING:
+            _SAYING.append(True)
+            exit_status.say_at_exit(null_lines)
+
+
+def null_lines() -> list[str]:
+    """One line per null headline, then one per group whose suite_score is null because a
+    task's is (lm-eval's group mean of a NaN is NaN)."""
+    lines = [f"{task}: {metric} is null: {reason}"
+             for task, (metric, reason) in _NULL_LINES.items()]
+    for name, group in _GROUPS.items():
+        try:
+            aggregated = {entry.metric for entry in group.aggregate_metric_list or []}
+            leaves = [task.task_name for task in group.get_all_tasks()]
+        except Exception:
+            continue
+        null_leaves = [leaf for leaf in leaves if leaf in _NULL_SUITE]
+        if SUITE_SCORE in aggregated and null_leaves:
+            lines.append(f"group {name}: {SUITE_SCORE} is null: the {SUITE_SCORE} of "
+                         f"{', '.join(null_leaves)} is null ({_NULL_SUITE[null_leaves[0]]})")
+    return lines
 
 
 @functools.lru_cache(maxsize=4)

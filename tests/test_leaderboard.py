@@ -145,10 +145,10 @@ def suite_run(tmp_path_factory, tiny_t5):
     """``lm_eval --tasks condambig`` on the fixtures (one run for the lm-eval tests)."""
     tmp = tmp_path_factory.mktemp("suite")
     metadata = json.dumps({"answering_agent": str(tiny_t5), "downstream_model": str(tiny_t5)})
-    _run([executable("lm_eval"), "--model", "dummy", "--tasks", "condambig",
-          "--output_path", str(tmp / "out"), "--metadata", metadata], _env(tmp), tmp)
+    run = _run([executable("lm_eval"), "--model", "dummy", "--tasks", "condambig",
+                "--output_path", str(tmp / "out"), "--metadata", metadata], _env(tmp), tmp)
     [results] = glob.glob(f"{tmp}/out/**/results_*.json", recursive=True)
-    return json.loads(Path(results).read_text())
+    return {**json.loads(Path(results).read_text()), "stderr (test)": run.stderr}
 
 
 @pytest.mark.e2e
@@ -179,6 +179,27 @@ def test_lm_eval_reports_the_headline_first_and_the_suite_score(suite_run):
     directions = suite_run["higher_is_better"]["condambigqa"]
     assert directions["count_difference"] is None and directions["answer_count"] is None
     assert directions["count_error"] is False
+
+
+@pytest.mark.e2e
+def test_lm_eval_says_why_a_headline_or_the_suite_score_is_null(suite_run):
+    """lm-eval shows NaN; after its table one line per null headline says why (as the
+    results JSON's configs.<task>.metadata.null_reasons has it), and one for the group."""
+    results, lines = suite_run["results"], suite_run["stderr (test)"].splitlines()
+    null_tasks = []
+    for task, (name, options) in LEAVES.items():
+        benchmark = registry.get(name)
+        headline = benchmark.headline_metric(benchmark.options(options), judged=False)
+        if not _same(results[task][f"{headline},none"], None):
+            continue
+        null_tasks.append(task)
+        reasons = suite_run["configs"][task]["metadata"]["null_reasons"]
+        assert reasons[headline] and SUITE_SCORE in reasons, task
+        assert f"condambig: {task}: {headline} is null: {reasons[headline]}" in lines, task
+    assert null_tasks, "the dummy model's suite has a null headline (HotpotQA-FLM's recovery)"
+    assert _same(results["condambig"][f"{SUITE_SCORE},none"], None)
+    [group_line] = [line for line in lines if line.startswith("condambig: group condambig: ")]
+    assert all(task in group_line for task in null_tasks) and "is null" in group_line
 
 
 @pytest.mark.e2e

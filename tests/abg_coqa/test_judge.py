@@ -63,9 +63,13 @@ def test_lm_eval_emits_no_judge_metric_without_a_judge(use_fixture_data, monkeyp
     values = utils.process_results(doc, ["Which boat?"])
     assert set(values) == {"bleu1", "bleu2", "bleu3", "bleu4", "parse_rate", "outputs_truncated",
                            "suite_score"}
-    judged_doc = utils.load_docs(split="val", judge_model="judge", task_options=clarification)["test"][0]
+    # a configured judge is checked once before any generation: a loopback one answers
+    with JudgeServer() as server:
+        judged_doc = utils.load_docs(split="val", judge_model="judge",
+                                     judge_base_url=server.base_url,
+                                     task_options=clarification)["test"][0]
     assert {"judge_helpfulness", "judge_failed"} <= set(utils.process_results(judged_doc, ["Which boat?"]))
-    # the other subtasks never use the judge
+    # the other subtasks never use the judge (and never check it)
     detection_doc = utils.load_docs(split="val", judge_model="judge")["test"][0]
     assert set(utils.process_results(detection_doc, ["blue"])) == {
         "precision", "recall", "f1", "answer_f1", "parse_rate", "outputs_truncated",

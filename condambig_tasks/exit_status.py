@@ -1,0 +1,83 @@
+"""Lines after a framework's own report, and a non-zero exit status once it has written
+its output.
+
+lm-eval's command evaluates, writes ``results_*.json`` and the ``--log_samples`` files,
+prints its table and returns normally: nothing of a task's code runs after that, and a
+``SystemExit`` raised in an :mod:`atexit` handler does not change the status. So a run
+whose judged numbers were withheld (the judge failed) ends in two :mod:`atexit` steps:
+
+- :func:`say_at_exit` lines are printed to stderr when the interpreter exits, after the
+  table (one line per null headline, with its reason);
+- :func:`fail_at_exit` arms the *final* handler, which exits with the status after every
+  other handler has run (log handlers flushed, locks released). It is registered at
+  interpreter start-up by the ``.pth`` hook (``_lm_eval_hook.install``), so it runs last;
+  when the hook is not installed it is registered on first use and flushes the logs itself.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import sys
+from collections.abc import Callable
+
+FAILED_RUN_STATUS = 1
+
+_status = 0
+_final_registered = False
+_said: list[Callable[[], list[str]]] = []
+_say_registered = False
+
+
+def install_final_handler() -> None:
+    """Register the handler that gives the exit status, unless the start-up hook did
+    (idempotent; a no-op at exit unless :func:`fail_at_exit` was called)."""
+    global _final_registered
+    hook = sys.modules.get("condambig_tasks._lm_eval_hook")
+    if not _final_registered and not getattr(hook, "final_handler_registered", False):
+        atexit.register(final)
+        _final_registered = True
+
+
+def fail_at_exit(status: int = FAILED_RUN_STATUS) -> None:
+    """Exit with ``status`` when the interpreter exits (after the framework's output)."""
+    global _status
+    install_final_handler()
+    _status = _status or status
+
+
+def say_at_exit(lines: Callable[[], list[str]]) -> None:
+    """Print ``lines()`` to stderr when the interpreter exits (each prefixed ``condambig:``).
+
+    A callable, so what is printed is what is known at exit (e.g. every task of the run)."""
+    global _say_registered
+    _said.append(lines)
+    if not _say_registered:
+        atexit.register(_say)
+        _say_registered = True
+
+
+def _say() -> None:
+    for lines in _said:
+        try:
+            found = lines()
+        except Exception:  # a report must never turn a finished run into a crash
+            continue
+        for line in found:
+            print(f"condambig: {line}", file=sys.stderr)
+    sys.stderr.flush()
+
+
+def final() -> None:
+    """Exit now with the armed status (the last atexit handler); nothing when none."""
+    if not _status:
+        return
+    import logging
+
+    logging.shutdown()  # already done when this handler runs last; harmless again
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(_status)

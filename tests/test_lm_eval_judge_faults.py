@@ -1,0 +1,180 @@
+"""lm-eval under judge faults: a judge that cannot be used ends the run before any
+generation; a judge that fails after generation loses nothing (results and samples are
+written, the judged metrics are null with the reason and the command that finishes the
+judging); ``judge_max_failed`` withholds a judged mean over too few judgements; a key given
+in ``--metadata`` is written nowhere.
+
+The model under evaluation is a loopback chat-completions server (so the test sees whether
+any generation request reached it), the judge another one whose faults the test scripts.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import math
+import re
+import shlex
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURE_DATA, executable, subprocess_env
+from tests.support.judge_server import JudgeServer
+
+pytestmark = pytest.mark.e2e
+
+SUBJECT_REPLY = json.dumps({"conditions": [
+    {"condition": "The question asks about the men's race in 2019.",
+     "answer": "Ben Runner won the men's race in 2019.", "citations": [1]},
+    {"condition": "Women's race", "answer": "Ana Runner", "citations": [2]},
+]})
+HEALTHY = {"rules": [{"contains": "Ana Runner", "scores": {"6": 0.25, "7": 0.75}}],
+           "default": {"scores": {"8": 1.0}}}
+JUDGE_PROMPT_TEXT = "ACTUAL OUTPUT"  # in every judgement prompt, not in the preflight check
+SECRET = "sk-condambig-test-secret-4711"
+
+
+@pytest.fixture(scope="module")
+def subject():
+    """The model under evaluation: one fixed CondAmbigQA answer to every prompt."""
+    with JudgeServer({"default": {"reply": SUBJECT_REPLY}}) as server:
+        yield server
+
+
+@pytest.fixture
+def judge():
+    with JudgeServer(HEALTHY) as server:
+        yield server
+
+
+def _env(tmp_path: Path, judge_url: str, key: str = "test-key") -> dict[str, str]:
+    return subprocess_env(
+        CONDAMBIG_DATA_DIR=str(FIXTURE_DATA), CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"),
+        OPENAI_API_KEY="subject-key", CONDAMBIG_JUDGE_MODEL="loopback-judge",
+        CONDAMBIG_JUDGE_BASE_URL=judge_url, CONDAMBIG_JUDGE_API_KEY=key,
+        CONDAMBIG_JUDGE_MAX_RETRIES="0")
+
+
+def _lm_eval(subject: JudgeServer, out: Path, env: dict[str, str],
+             *extra: str) -> subprocess.CompletedProcess:
+    subject.reset()
+    return subprocess.run(
+        [executable("lm_eval"), "--model", "local-chat-completions", "--apply_chat_template",
+         "--model_args", f"model=subject,base_url={subject.base_url}/chat/completions,"
+         "tokenizer_backend=None", "--tasks", "condambigqa", "--limit", "3",
+         "--output_path", str(out), "--log_samples", *extra],
+        env=env, cwd=out.parent, capture_output=True, text=True, timeout=600)
+
+
+def _written(out: Path) -> tuple[dict, list[dict]]:
+    [results] = glob.glob(f"{out}/**/results_*.json", recursive=True)
+    [samples] = glob.glob(f"{out}/**/samples_condambigqa_*.jsonl", recursive=True)
+    rows = [json.loads(line) for line in Path(samples).read_text().splitlines()]
+    return json.loads(Path(results).read_text()), rows
+
+
+def _closed_port_url() -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+@pytest.mark.parametrize("fault", ["closed port", "401"])
+def test_a_judge_that_cannot_be_used_ends_the_run_before_any_generation(
+        fault, subject, judge, tmp_path):
+    if fault == "closed port":
+        url = _closed_port_url()
+        env = _env(tmp_path, url)
+    else:
+        judge.set_script({**HEALTHY, "require_api_key": "the-right-key"})
+        url, env = judge.base_url, _env(tmp_path, judge.base_url, key="a-wrong-key")
+    result = _lm_eval(subject, tmp_path / "out", env)
+    assert result.returncode != 0
+    lines = [line for line in result.stderr.splitlines() if line.startswith("condambig: ")]
+    assert len(lines) == 1, result.stderr[-3000:]
+    assert url in lines[0] and "loopback-judge" in lines[0] and "before any generation" in lines[0]
+    assert "CONDAMBIG_JUDGE_BASE_URL" in lines[0] and "CONDAMBIG_JUDGE_API_KEY" in lines[0]
+    if fault == "401":
+        assert "HTTP 401" in lines[0]
+    assert "Traceback" not in result.stderr
+    assert subject.stats()["requests"] == 0  # nothing was generated
+    assert not glob.glob(f"{tmp_path}/out/**/samples_*.jsonl", recursive=True)
+
+
+def _null_line(stderr: str, task: str, metric: str) -> str:
+    found = [line for line in stderr.splitlines()
+             if line.startswith(f"condambig: {task}: {metric} is null: ")]
+    assert len(found) == 1, stderr[-4000:]
+    return found[0]
+
+
+def test_a_judge_failing_after_generation_keeps_the_run_and_says_how_to_finish(
+        subject, judge, tmp_path):
+    # the preflight passes; every judgement then gets HTTP 401 (the endpoint "died")
+    judge.set_script({**HEALTHY, "faults": [{"kind": "401", "contains": JUDGE_PROMPT_TEXT}]})
+    env = _env(tmp_path, judge.base_url)
+    out = tmp_path / "out"
+    result = _lm_eval(subject, out, env)
+    assert result.returncode != 0, result.stderr[-3000:]  # the judged numbers are missing
+    results, samples = _written(out)  # ... but lm-eval wrote its results and samples
+    assert len(samples) == 3 and subject.stats()["requests"] == 3
+    task = results["results"]["condambigqa"]
+    assert math.isnan(task["combined_score,none"]) and math.isnan(task["suite_score,none"])
+    assert task["citation_score,none"] == pytest.approx(task["citation_score,none"])  # a number
+    metadata = results["configs"]["condambigqa"]["metadata"]
+    assert "the judge endpoint failed" in metadata["null_reasons"]["combined_score"]
+    assert metadata["provenance"]["judge"] == "loopback-judge"
+    assert metadata["provenance"]["judge_base_url"] == judge.base_url
+    # after lm-eval's table: the reason, with the command that finishes the judging
+    assert result.stdout.count("combined_score") >= 1
+    line = _null_line(result.stderr, "condambigqa", "combined_score")
+    [command] = re.findall(r"`([^`]+)`", line)
+    assert f"--from-log {out}" in command and "--task condambigqa" in command
+
+    judge.set_script(HEALTHY)  # the endpoint is back
+    words = shlex.split(command)
+    assignments = dict(word.split("=", 1) for word in words if re.match(r"^[A-Z_]+=", word))
+    argv = [word for word in words if word.split("=", 1)[0] not in assignments]
+    assert argv[0] == "condambig-score"
+    finished = subprocess.run(
+        [executable("condambig-score"), *argv[1:]], capture_output=True, text=True,
+        timeout=600, cwd=tmp_path,
+        env={**subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA),
+                              CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"),
+                              CONDAMBIG_JUDGE_API_KEY="test-key"), **assignments})
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    metrics = json.loads(finished.stdout)["metrics"]
+    assert metrics["judge_failed"] == 0 and metrics["combined_score"] is not None
+    assert metrics["citation_score"] == pytest.approx(task["citation_score,none"])
+
+
+def test_judge_max_failed_withholds_a_judged_mean_over_too_few_judgements(
+        subject, judge, tmp_path):
+    # the judgements of one question fail (HTTP 400, its prompts only); the others succeed
+    judge.set_script({**HEALTHY, "faults": [{"kind": "400",
+                                             "contains": "When did the bridge open?"}]})
+    env = _env(tmp_path, judge.base_url)
+    strict = _lm_eval(subject, tmp_path / "strict", env)
+    assert strict.returncode != 0, strict.stderr[-3000:]
+    results, _ = _written(tmp_path / "strict")
+    task = results["results"]["condambigqa"]
+    assert task["judge_failed,none"] > 0 and math.isnan(task["combined_score,none"])
+    line = _null_line(strict.stderr, "condambigqa", "combined_score")
+    assert "judgement(s) failed (judge_max_failed=0)" in line and "--from-log" in line
+    assert "only the missing judgements are sent" in line
+
+    # allowed: the numbers, exit 0; the key given in --metadata is written nowhere
+    metadata = json.dumps({"judge_max_failed": 1000, "judge_api_key": SECRET})
+    tolerant = _lm_eval(subject, tmp_path / "tolerant", env, "--metadata", metadata)
+    assert tolerant.returncode == 0, tolerant.stderr[-3000:]
+    results, _ = _written(tmp_path / "tolerant")
+    task = results["results"]["condambigqa"]
+    assert task["judge_failed,none"] > 0 and not math.isnan(task["combined_score,none"])
+    assert "judge_api_key is ignored" in tolerant.stderr
+    for path in (tmp_path / "tolerant").rglob("*"):
+        if path.is_file():
+            assert SECRET not in path.read_text(errors="replace"), path
