@@ -5,15 +5,17 @@ of the engine waits, not only the one that was refused:
 
 - **Gate.** No request starts before the endpoint's ``Retry-After`` has passed (RFC 9110,
   section 10.2.3), or a shared exponential backoff when it named no time.
-- **Concurrency (AIMD).** The number of requests in flight is halved once per rate-limit
-  event and grows back by one per success, up to the configured bound, as TCP's congestion
-  window does (Jacobson, "Congestion avoidance and control", SIGCOMM 1988).
+- **Concurrency (AIMD).** The number of requests in flight starts at one, grows by one per
+  success up to the configured bound and is halved once per rate-limit event, as TCP's
+  congestion window does (Jacobson, "Congestion avoidance and control", SIGCOMM 1988). The
+  start at one costs a few round trips once per engine and keeps the first burst against a
+  rate-limited endpoint to a few requests instead of the whole bound.
 - **Pace.** With fast replies a bound on requests in flight does not bound requests per
   second, so after a rate-limit event requests are also spaced by the rate the endpoint
   let through since the previous event (successes over that time plus the wait it asked
   for); the pace grows by 5 % per success until the endpoint refuses again.
 
-Before the first rate-limit event nothing is limited but the configured concurrency.
+Before the first rate-limit event nothing else is limited.
 Requests that are retried go before requests not yet sent, so a judgement's wait depends
 on the other retries, not on the length of the run.
 """
@@ -38,7 +40,7 @@ class EndpointThrottle:
         self.max_concurrency = concurrency
         self.backoff_initial_seconds = backoff_initial_seconds
         self.backoff_max_seconds = backoff_max_seconds
-        self.limit = float(concurrency)  # requests allowed in flight
+        self.limit = 1.0  # requests allowed in flight
         self.pace: float | None = None  # requests per second; None: not paced
         self.open_at = 0.0  # time.monotonic() before which no request starts
         self._next_start = 0.0
