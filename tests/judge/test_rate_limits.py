@@ -76,7 +76,7 @@ def test_the_whole_engine_waits_not_only_the_refused_request(judge_server, make_
     # two requests in flight at a time; the first one is refused with Retry-After 1.5 s
     server = judge_server({**SCRIPT, "latency_ms": 50, "faults": [
         {"kind": "429", "first": 1, "retry_after": 1.5}]})
-    engine = make_engine(server, concurrency=2, max_retries=0)
+    engine = make_engine(server, concurrency=2, max_retries=3)
     results = engine.judge_many_sync([request(f"answer {i}") for i in range(12)])
     assert not any(result.failed for result in results)
     timeline = server.stats(with_timeline=True)["timeline"]
