@@ -25,6 +25,7 @@ JUDGE_MAX_RETRIES_VARIABLE = "CONDAMBIG_JUDGE_MAX_RETRIES"
 JUDGE_TIMEOUT_VARIABLE = "CONDAMBIG_JUDGE_TIMEOUT"
 JUDGE_CACHE_VARIABLE = "CONDAMBIG_JUDGE_CACHE"
 JUDGE_MAX_FAILED_VARIABLE = "CONDAMBIG_JUDGE_MAX_FAILED"
+JUDGE_RETRY_BUDGET_VARIABLE = "CONDAMBIG_JUDGE_RETRY_BUDGET"
 
 
 def data_dir() -> Path | None:
@@ -91,6 +92,7 @@ _JUDGE_OPTIONS = {
     "judge_timeout": (JUDGE_TIMEOUT_VARIABLE, "timeout_seconds"),
     "judge_cache": (JUDGE_CACHE_VARIABLE, "cache_path"),
     "judge_max_failed": (JUDGE_MAX_FAILED_VARIABLE, "max_failed"),
+    "judge_retry_budget": (JUDGE_RETRY_BUDGET_VARIABLE, "retry_budget_seconds"),
 }
 _CACHE_OFF = {"off", "none", "no", "false", "0", "disabled"}
 
@@ -105,8 +107,8 @@ def judge_config_from_environment(overrides: dict | None = None) -> JudgeConfig 
 
     ``overrides`` are lm-eval ``--metadata`` keys (``judge_model``, ``judge_base_url``,
     ``judge_api_key``, ``judge_concurrency``, ``judge_max_retries``, ``judge_timeout``,
-    ``judge_cache``, ``judge_max_failed``); they win over the ``CONDAMBIG_JUDGE_*`` variables. The API key falls
-    back to ``OPENAI_API_KEY``. ``judge_cache`` is a sqlite path, or ``off`` for no cache;
+    ``judge_cache``, ``judge_max_failed``, ``judge_retry_budget``); they win over the
+    ``CONDAMBIG_JUDGE_*`` variables. The API key falls back to ``OPENAI_API_KEY``. ``judge_cache`` is a sqlite path, or ``off`` for no cache;
     unset, the cache is :func:`judge_cache_file` (``default_cache_path``).
     Returns a :class:`condambig_metrics.judge.JudgeConfig`.
     """
@@ -135,6 +137,7 @@ def judge_config_from_environment(overrides: dict | None = None) -> JudgeConfig 
         max_retries=_number(raw, "max_retries", int, 4),
         timeout_seconds=_number(raw, "timeout_seconds", float, 60.0),
         max_failed=_number(raw, "max_failed", int, 0),
+        retry_budget_seconds=_number(raw, "retry_budget_seconds", float, 600.0),
         cache_path=cache_path,
         cache_enabled=cache_enabled,
         default_cache_path=str(judge_cache_file()) if cache_enabled and not cache_path else None,

@@ -12,6 +12,7 @@ from condambig_metrics.judge.errors import (
     JudgeError,
     LogprobsRefusedError,
     PermanentJudgeError,
+    RateLimitedError,
     TransientJudgeError,
     UnparseableReplyError,
 )
@@ -63,6 +64,7 @@ __all__ = [
     "LogprobsRefusedError",
     "OpenAIJudgeBackend",
     "PermanentJudgeError",
+    "RateLimitedError",
     "TokenLogprobs",
     "TransientJudgeError",
     "UnparseableReplyError",

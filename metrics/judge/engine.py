@@ -15,25 +15,19 @@ import asyncio
 import concurrent.futures
 import contextlib
 import logging
+import random
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
-
-from tenacity import (
-    AsyncRetrying,
-    RetryCallState,
-    retry_if_exception_type,
-    stop_after_attempt,
-    wait_exponential,
-    wait_random,
-)
 
 from condambig_metrics.judge.cache import CachedJudgement, JudgeCache, cache_key
 from condambig_metrics.judge.errors import (
     LogprobsRefusedError,
     PermanentJudgeError,
+    RateLimitedError,
     TransientJudgeError,
 )
 from condambig_metrics.judge.prompt import SCORE_MAX, render_prompt
@@ -45,6 +39,7 @@ from condambig_metrics.judge.records import (
     JudgeStats,
 )
 from condambig_metrics.judge.scoring import judge_reply
+from condambig_metrics.judge.throttle import EndpointThrottle
 
 logger = logging.getLogger(__name__)
 
@@ -90,12 +85,15 @@ class JudgeEngine:
         request_timeout_seconds: float | None = None,
         backoff_initial_seconds: float = 0.5,
         backoff_max_seconds: float = 20.0,
+        retry_budget_seconds: float = 600.0,
         progress_factory: Callable[[str, int], Any] | None = None,
     ):
         if concurrency < 1:
             raise ValueError(f"judge concurrency must be >= 1, got {concurrency}")
         if max_retries < 0:
             raise ValueError(f"judge max_retries must be >= 0, got {max_retries}")
+        if not retry_budget_seconds > 0:
+            raise ValueError(f"judge retry budget must be > 0 seconds, got {retry_budget_seconds}")
         self.backend = backend
         self.cache = cache
         self.concurrency = concurrency
@@ -103,10 +101,12 @@ class JudgeEngine:
         self.request_timeout_seconds = request_timeout_seconds
         self.backoff_initial_seconds = backoff_initial_seconds
         self.backoff_max_seconds = backoff_max_seconds
+        self.retry_budget_seconds = retry_budget_seconds
         self.progress_factory = progress_factory
         self._counters = _Counters()
         self._endpoint_error: PermanentJudgeError | None = None
-        self._semaphore: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
+        self._throttle = EndpointThrottle(concurrency, backoff_initial_seconds,
+                                          backoff_max_seconds)
 
     @property
     def model_name(self) -> str:
@@ -138,18 +138,18 @@ class JudgeEngine:
         """One result per request, in order; identical prompts (under one weighting rule)
         are judged once.
 
-        Concurrent calls on one event loop share the engine's ``concurrency`` bound.
+        Concurrent calls on one event loop share the engine's ``concurrency`` bound and its
+        slow-down when the endpoint rate-limits (:mod:`condambig_metrics.judge.throttle`).
         """
         asks = [(render_prompt(request), request.weighting) for request in requests]
         unique = list(dict.fromkeys(asks))
         if self.cache is not None:
             self.cache.open()
-        semaphore = self._semaphore_for_this_loop()
         progress = (None if self.progress_factory is None
                     else self.progress_factory(f"judge {self.model_name}", len(unique)))
 
         async def judge(prompt: str, weighting: str) -> JudgeResult:
-            result = await self._judge(prompt, weighting, semaphore)
+            result = await self._judge(prompt, weighting)
             if progress is not None:
                 progress.advance(1)
             return result
@@ -161,17 +161,6 @@ class JudgeEngine:
             transcript.extend(_transcript_entry(prompt, by_ask[(prompt, weighting)])
                               for prompt, weighting in unique)
         return [by_ask[ask] for ask in asks]
-
-    def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        state["_semaphore"] = None  # bound to a loop; rebuilt on first use
-        return state
-
-    def _semaphore_for_this_loop(self) -> asyncio.Semaphore:
-        loop = asyncio.get_running_loop()
-        if self._semaphore is None or self._semaphore[0] is not loop:
-            self._semaphore = (loop, asyncio.Semaphore(self.concurrency))
-        return self._semaphore[1]
 
     async def judge_one(self, request: JudgeRequest) -> JudgeResult:
         return (await self.judge_many([request]))[0]
@@ -197,20 +186,15 @@ class JudgeEngine:
             if close is not None:
                 await close()
 
-    async def _judge(self, prompt: str, weighting: str,
-                     semaphore: asyncio.Semaphore) -> JudgeResult:
-        key = cache_key(self.backend.model_name, prompt, weighting,
-                        getattr(self.backend, "cache_settings", None))
-        if self.cache is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
-                self._counters.cache_hits += 1
-                self._counters.judged += 1
-                return _result(hit, cached=True)
+    async def _judge(self, prompt: str, weighting: str) -> JudgeResult:
+        settings = self._cache_settings()
+        hit = self._cached(prompt, weighting, settings)
+        if hit is not None:
+            return hit
         if self._endpoint_error is not None:
             return self._failed(str(self._endpoint_error))
         try:
-            judgement = await self._ask_with_retries(prompt, weighting, semaphore)
+            obtained = await self._ask_with_retries(prompt, weighting, settings)
         except PermanentJudgeError as error:
             if error.affects_all_requests:
                 self._endpoint_error = error
@@ -221,44 +205,108 @@ class JudgeEngine:
             raise
         except Exception as error:  # a backend bug must not take down the whole run
             return self._failed(f"{type(error).__name__}: {error}")
+        if isinstance(obtained, JudgeResult):  # cached under settings changed meanwhile
+            return obtained
+        judgement, settings = obtained
         self._counters.judged += 1
         if self.cache is not None:
             try:
-                self.cache.put(key, self.backend.model_name, judgement)
+                self.cache.put(self._key(prompt, weighting, settings), self.backend.model_name,
+                               judgement)
             except (OSError, ValueError, sqlite3.Error) as error:  # keep the judgement; only resuming suffers
                 logger.warning("judge cache %s: could not store a result: %s",
                                self.cache.path, error)
         return _result(judgement, cached=False)
 
-    async def _ask_with_retries(self, prompt: str, weighting: str,
-                                semaphore: asyncio.Semaphore) -> CachedJudgement:
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(self.max_retries + 1),
-            wait=wait_exponential(multiplier=self.backoff_initial_seconds,
-                                  max=self.backoff_max_seconds)
-            + wait_random(0, self.backoff_initial_seconds),
-            retry=retry_if_exception_type(TransientJudgeError),
-            before_sleep=self._count_retry,
-            reraise=True,
-        )
-        async for attempt in retrying:
-            with attempt:
-                async with semaphore:  # held per attempt, not while backing off
-                    if self._endpoint_error is not None:
-                        raise self._endpoint_error
-                    return await self._ask_once(prompt, weighting)
-        raise AssertionError("unreachable: tenacity re-raises the last error")
+    def _cache_settings(self) -> dict[str, str]:
+        return dict(getattr(self.backend, "cache_settings", None) or {})
 
-    async def _ask_once(self, prompt: str, weighting: str) -> CachedJudgement:
-        try:
-            completion = await self._send(prompt)
-        except LogprobsRefusedError:
-            # The backend has switched log-probabilities off: ask again now, as every
-            # request in flight when the refusals came back does.
-            self._counters.logprob_fallbacks += 1
-            completion = await self._send(prompt)
-        judgement = judge_reply(completion, weighting)  # UnparseableReplyError is retried
-        return CachedJudgement(judgement.raw_score, judgement.weighted, judgement.reason)
+    def _key(self, prompt: str, weighting: str, settings: Mapping[str, str]) -> str:
+        return cache_key(self.backend.model_name, prompt, weighting, settings)
+
+    def _cached(self, prompt: str, weighting: str,
+                settings: Mapping[str, str]) -> JudgeResult | None:
+        if self.cache is None:
+            return None
+        hit = self.cache.get(self._key(prompt, weighting, settings))
+        if hit is None:
+            return None
+        self._counters.cache_hits += 1
+        self._counters.judged += 1
+        return _result(hit, cached=True)
+
+    async def _ask_with_retries(
+        self, prompt: str, weighting: str, settings: dict[str, str],
+    ) -> tuple[CachedJudgement, Mapping[str, str]] | JudgeResult:
+        """The judgement and the settings it was obtained with (or a cache hit, when the
+        backend's settings changed while the request waited).
+
+        Rate limits wait as the throttle says and are bounded only by the retry budget in
+        time; other transient errors back off per judgement and also count against
+        ``max_retries``. The budget starts at the first failed attempt.
+        """
+        throttle = self._throttle
+        retries_left = self.max_retries
+        deadline: float | None = None
+        backoff = self.backoff_initial_seconds
+        retry = False
+        while True:
+            sent_at = await throttle.acquire(retry)
+            rate_limited = False
+            try:
+                if self._endpoint_error is not None:
+                    raise self._endpoint_error
+                current = self._cache_settings()
+                if current != settings:  # e.g. log-probabilities were refused meanwhile
+                    settings = current
+                    hit = self._cached(prompt, weighting, settings)
+                    if hit is not None:
+                        return hit
+                try:
+                    completion = await self._send(prompt)
+                    judgement = judge_reply(completion, weighting)  # unparseable: retried
+                except LogprobsRefusedError:
+                    # The backend has switched log-probabilities off: ask again now, as every
+                    # request in flight when the refusals came back does.
+                    self._counters.logprob_fallbacks += 1
+                    retry = True
+                    continue
+                except RateLimitedError as error:
+                    throttle.rate_limited(error.retry_after, sent_at)
+                    failure: TransientJudgeError = error
+                    rate_limited = True
+                except TransientJudgeError as error:
+                    failure = error
+                else:
+                    throttle.succeeded()
+                    obtained_with = (settings if completion.cache_settings is None
+                                     else dict(completion.cache_settings))
+                    return (CachedJudgement(judgement.raw_score, judgement.weighted,
+                                            judgement.reason), obtained_with)
+            finally:
+                throttle.release()
+            now = time.monotonic()
+            if deadline is None:
+                deadline = now + self.retry_budget_seconds
+            wait = 0.0
+            if not rate_limited:
+                if retries_left == 0:
+                    raise failure
+                retries_left -= 1
+                wait = (min(backoff, self.backoff_max_seconds)
+                        + random.uniform(0, self.backoff_initial_seconds))
+                backoff *= 2
+            if max(now + wait, throttle.open_at) > deadline:
+                raise TransientJudgeError(
+                    f"{failure}; gave up: waiting again would exceed the retry budget of "
+                    f"{self.retry_budget_seconds:g} s (CONDAMBIG_JUDGE_RETRY_BUDGET / "
+                    "--metadata judge_retry_budget)", retry_after=failure.retry_after,
+                ) from failure
+            self._counters.retries += 1
+            logger.debug("judge request failed (%s); retrying", failure)
+            if wait:
+                await asyncio.sleep(wait)
+            retry = True
 
     async def _send(self, prompt: str) -> JudgeCompletion:
         self._counters.requests_sent += 1
@@ -271,11 +319,6 @@ class JudgeEngine:
             raise TransientJudgeError(
                 f"judge request timed out after {self.request_timeout_seconds} s"
             ) from error
-
-    def _count_retry(self, state: RetryCallState) -> None:
-        self._counters.retries += 1
-        error = state.outcome.exception() if state.outcome is not None else None
-        logger.debug("judge attempt %d failed (%s); retrying", state.attempt_number, error)
 
     def _failed(self, error: str) -> JudgeResult:
         self._counters.failures += 1

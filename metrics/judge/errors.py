@@ -8,7 +8,24 @@ class JudgeError(Exception):
 
 
 class TransientJudgeError(JudgeError):
-    """Worth retrying: timeouts, 408/429, 5xx, dropped connections, malformed bodies."""
+    """Worth retrying: timeouts, 408/429, 5xx, dropped connections, malformed bodies.
+
+    ``retry_after``: seconds the endpoint asked to wait before the next request (its
+    ``Retry-After`` header), None when it named none.
+    """
+
+    def __init__(self, message: str = "", retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class RateLimitedError(TransientJudgeError):
+    """The endpoint asked to slow down: HTTP 429, or 503 with a ``Retry-After`` header.
+
+    The whole engine then waits ``retry_after`` seconds (a backoff when None) and sends
+    fewer requests at once. Such a wait is bounded by the retry budget in time, not by
+    ``max_retries``, which counts the other transient errors.
+    """
 
 
 class UnparseableReplyError(TransientJudgeError):

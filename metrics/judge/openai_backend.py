@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+import math
+import time
+from collections.abc import Callable, Mapping
+from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -18,6 +21,7 @@ from condambig_metrics.judge.engine import JudgeEngine
 from condambig_metrics.judge.errors import (
     LogprobsRefusedError,
     PermanentJudgeError,
+    RateLimitedError,
     TransientJudgeError,
 )
 from condambig_metrics.judge.records import JudgeCompletion, JudgeConfig
@@ -58,13 +62,18 @@ class OpenAIJudgeBackend:
     def cache_settings(self) -> dict[str, str]:
         """The settings that change a judgement and differ from their defaults: the endpoint
         (two servers may serve one model name differently), ``top_logprobs`` (0: no
-        log-probabilities, so no weighting) and ``max_tokens``. Temperature is always 0."""
+        log-probabilities, so no weighting; also after the endpoint refused them) and
+        ``max_tokens``. Temperature is always 0."""
+        return self._settings(self._logprobs_supported)
+
+    def _settings(self, with_logprobs: bool) -> dict[str, str]:
         settings: dict[str, str] = {}
         endpoint = normalized_base_url(self.config.base_url)
         if endpoint != DEFAULT_BASE_URL:
             settings["endpoint"] = endpoint
-        if self.config.top_logprobs != _DEFAULTS.top_logprobs:
-            settings["top_logprobs"] = str(self.config.top_logprobs)
+        top_logprobs = self.config.top_logprobs if with_logprobs else 0
+        if top_logprobs != _DEFAULTS.top_logprobs:
+            settings["top_logprobs"] = str(top_logprobs)
         if self.config.max_tokens != _DEFAULTS.max_tokens:
             settings["max_tokens"] = str(self.config.max_tokens)
         return settings
@@ -97,7 +106,7 @@ class OpenAIJudgeBackend:
             raise _classify(error) from error
         except (json.JSONDecodeError, ValueError, TypeError) as error:
             raise TransientJudgeError(f"malformed judge response body: {error}") from error
-        return _completion(response)
+        return _completion(response, self._settings(with_logprobs))
 
     async def aclose(self) -> None:
         if self._client is not None:
@@ -153,6 +162,7 @@ def openai_judge_engine(
         OpenAIJudgeBackend(config), cache, concurrency=config.concurrency,
         max_retries=config.max_retries,
         request_timeout_seconds=config.timeout_seconds * 1.5,  # safety net over the SDK's own
+        retry_budget_seconds=config.retry_budget_seconds,
         progress_factory=progress_factory,
     )
 
@@ -169,8 +179,19 @@ def _classify(error: Exception) -> Exception:
         return TransientJudgeError(f"malformed judge response body: {error}")
     if isinstance(error, openai.APIStatusError):
         status = error.status_code
+        retry_after = retry_after_seconds(getattr(error.response, "headers", None) or {})
+        waited = "" if retry_after is None else f" (Retry-After {retry_after:g} s)"
+        if status == 429 and error.code == "insufficient_quota":
+            return PermanentJudgeError(
+                f"judge endpoint returned HTTP 429: {error.message}. What to do: the account "
+                "has no quota left; add credit or use another key", affects_all_requests=True)
+        if status == 429 or (status == 503 and retry_after is not None):
+            return RateLimitedError(
+                f"judge endpoint returned HTTP {status}{waited}: {error.message}",
+                retry_after=retry_after)
         if status in _RETRYABLE_STATUS or status >= 500:
-            return TransientJudgeError(f"judge endpoint returned HTTP {status}: {error.message}")
+            return TransientJudgeError(f"judge endpoint returned HTTP {status}{waited}: "
+                                       f"{error.message}", retry_after=retry_after)
         hint = {
             401: "check the key in CONDAMBIG_JUDGE_API_KEY or OPENAI_API_KEY",
             403: "the key is not allowed to use this model",
@@ -183,7 +204,37 @@ def _classify(error: Exception) -> Exception:
     return TransientJudgeError(f"judge request failed: {type(error).__name__}: {error}")
 
 
-def _completion(response: Any) -> JudgeCompletion:
+def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
+    """The wait a response asks for: ``retry-after-ms`` (milliseconds, as OpenAI sends), else
+    ``Retry-After`` as delta-seconds or an HTTP date (RFC 9110, section 10.2.3); None when
+    absent or unreadable. A date in the past is a wait of 0."""
+    milliseconds = _finite(headers.get("retry-after-ms"))
+    if milliseconds is not None and milliseconds >= 0:
+        return milliseconds / 1000
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    seconds = _finite(value)
+    if seconds is not None:
+        return seconds if seconds >= 0 else None
+    try:
+        moment = parsedate_to_datetime(value.strip())
+    except (TypeError, ValueError, IndexError):
+        return None
+    if moment.tzinfo is None:  # an HTTP date is GMT
+        return None
+    return max(0.0, moment.timestamp() - time.time())
+
+
+def _finite(text: str | None) -> float | None:
+    try:
+        value = float(text) if text is not None else None
+    except ValueError:
+        return None
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _completion(response: Any, settings: Mapping[str, str]) -> JudgeCompletion:
     """Text and top logprobs of the first choice; a body without them is malformed."""
     choices = getattr(response, "choices", None)
     if not choices:
@@ -195,7 +246,7 @@ def _completion(response: Any) -> JudgeCompletion:
         raise TransientJudgeError("malformed judge response: the first choice has no text")
     content = getattr(getattr(choice, "logprobs", None), "content", None)
     if not content:
-        return JudgeCompletion(text=text, token_logprobs=None)
+        return JudgeCompletion(text=text, token_logprobs=None, cache_settings=settings)
     tokens = [
         token_logprobs(
             entry.token, entry.logprob,
@@ -204,4 +255,4 @@ def _completion(response: Any) -> JudgeCompletion:
         )
         for entry in content
     ]
-    return JudgeCompletion(text=text, token_logprobs=tokens)
+    return JudgeCompletion(text=text, token_logprobs=tokens, cache_settings=settings)

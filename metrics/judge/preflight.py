@@ -18,6 +18,7 @@ from typing import Any
 from condambig_metrics.judge.errors import (
     LogprobsRefusedError,
     PermanentJudgeError,
+    RateLimitedError,
     TransientJudgeError,
     UnparseableReplyError,
 )
@@ -92,7 +93,9 @@ def check_judge(backend: Any, where: str, **keywords: Any) -> None:
 
 
 def _rate_limited(error: BaseException) -> bool:
-    return "429" in str(error) or "rate limit" in str(error).lower()
+    """The endpoint is there and busy (the engine waits for it)."""
+    return isinstance(error, RateLimitedError) or "429" in str(error) or \
+        "rate limit" in str(error).lower()
 
 
 def _message(where: str, error: BaseException | None, what_to_set: str,

@@ -6,9 +6,11 @@ parallelism) can pass these values around.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
+from urllib.parse import urlsplit
 
 # How a reply's score is weighted by the judge's token probabilities (``scoring.judge_reply``):
 # "condambig": expectation over the 0..10 alternatives at the token carrying the parsed score;
@@ -73,6 +75,9 @@ class JudgeConfig:
 
     With the cache enabled, the sqlite file is ``cache_path`` when set, else
     ``default_cache_path`` (the caller's default location); one of them must be set.
+    ``retry_budget_seconds`` bounds how long one judgement may keep being retried (rate
+    limits included) after its first failed attempt; ``max_retries`` counts the transient
+    errors other than rate limits.
     """
 
     model: str
@@ -89,6 +94,7 @@ class JudgeConfig:
     # judgements allowed to fail finally before the judged metrics are withheld (null with
     # the reason): a mean over the judgements that happened to succeed is biased
     max_failed: int = 0
+    retry_budget_seconds: float = 600.0
 
     def __post_init__(self) -> None:
         if not self.model.strip():
@@ -97,8 +103,20 @@ class JudgeConfig:
             raise ValueError(f"judge concurrency must be >= 1, got {self.concurrency}")
         if self.max_retries < 0:
             raise ValueError(f"judge max_retries must be >= 0, got {self.max_retries}")
-        if self.timeout_seconds <= 0:
-            raise ValueError(f"judge timeout must be > 0 seconds, got {self.timeout_seconds}")
+        for name, value, where in (
+            ("timeout", self.timeout_seconds, "CONDAMBIG_JUDGE_TIMEOUT / --metadata judge_timeout"),
+            ("retry budget", self.retry_budget_seconds,
+             "CONDAMBIG_JUDGE_RETRY_BUDGET / --metadata judge_retry_budget"),
+        ):
+            if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+                raise ValueError(f"judge {name} ({where}) must be a finite number of seconds "
+                                 f"> 0, got {value!r}")
+        if self.base_url is not None and self.base_url.strip():
+            parts = urlsplit(self.base_url.strip())
+            if parts.scheme.lower() not in {"http", "https"} or not parts.hostname:
+                raise ValueError(
+                    "judge base URL (CONDAMBIG_JUDGE_BASE_URL / --metadata judge_base_url) must "
+                    f"be an http(s) URL such as http://localhost:8000/v1, got {self.base_url!r}")
         if self.max_failed < 0:
             raise ValueError(f"judge max_failed must be >= 0, got {self.max_failed}")
         if not 0 <= self.top_logprobs <= 20:
@@ -121,10 +139,16 @@ class TokenLogprobs:
 
 @dataclass(frozen=True)
 class JudgeCompletion:
-    """A judge reply: the text and, when the backend returned them, per-token top logprobs."""
+    """A judge reply: the text and, when the backend returned them, per-token top logprobs.
+
+    ``cache_settings``: the backend's settings this reply was obtained with (see
+    :class:`JudgeBackend`), when they may differ from the ones it had when the request was
+    queued (log-probabilities switched off after a refusal); None: those.
+    """
 
     text: str
     token_logprobs: list[TokenLogprobs] | None = None
+    cache_settings: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -151,7 +175,8 @@ class JudgeBackend(Protocol):
     fix and :class:`~condambig_metrics.judge.errors.PermanentJudgeError` for what it cannot.
     A backend may also define ``async def aclose()`` to release connections, and
     ``cache_settings``: its settings that change a judgement and differ from their defaults
-    (the endpoint, log-probabilities, ...), which the cache key then includes. One
+    (the endpoint, log-probabilities, ...) as they are now, which the cache key then
+    includes; a judgement is stored under the settings it was obtained with. One
     ``complete`` call should send one request, so the engine counts what the endpoint sees.
     """
 

@@ -54,13 +54,14 @@ def make_engine(tmp_path: Path) -> Callable[..., JudgeEngine]:
 
     def build(server: JudgeServer, *, cache: JudgeCache | None | str = "none",
               concurrency: int = 4, max_retries: int = 2, timeout_seconds: float = 5.0,
-              top_logprobs: int = 20, model: str = "loopback-judge") -> JudgeEngine:
+              top_logprobs: int = 20, model: str = "loopback-judge",
+              retry_budget_seconds: float = 600.0) -> JudgeEngine:
         config = JudgeConfig(model=model, base_url=server.base_url, api_key="test-key",
                              concurrency=concurrency, max_retries=max_retries,
                              timeout_seconds=timeout_seconds, top_logprobs=top_logprobs)
         judge_cache = None if cache == "none" else cache
         return JudgeEngine(OpenAIJudgeBackend(config), judge_cache, concurrency=concurrency,
                            max_retries=max_retries, backoff_initial_seconds=0.001,
-                           backoff_max_seconds=0.01)
+                           backoff_max_seconds=0.01, retry_budget_seconds=retry_budget_seconds)
 
     return build

@@ -38,9 +38,13 @@ SCRIPT = {
 
 def test_every_request_in_flight_follows_the_logprob_fallback(judge_server, make_engine) -> None:
     # 8 distinct prompts sent at once; the server refuses logprobs after 200 ms, so all 8
-    # are in flight when the first refusal comes back
-    server = judge_server({**SCRIPT, "refuse_logprobs": True, "latency_ms": 200})
+    # are in flight when the first refusal comes back. The engine starts with one request in
+    # flight and grows to its bound with each success: warm it up first.
+    server = judge_server({**SCRIPT, "latency_ms": 200})
     engine = make_engine(server, concurrency=8, max_retries=0)
+    engine.judge_many_sync([request(f"warm-up {i}") for i in range(8)])
+    server.set_script({**SCRIPT, "refuse_logprobs": True, "latency_ms": 200})
+    server.reset()
     results = engine.judge_many_sync([request(f"Lyon {i}") for i in range(8)])
     assert not any(r.failed for r in results)
     # without logprobs the score is the reply's integer (6, the most probable), unweighted
@@ -48,7 +52,7 @@ def test_every_request_in_flight_follows_the_logprob_fallback(judge_server, make
     stats = server.stats()
     assert stats["outcomes"] == {"refused-logprobs": 8, "ok": 8}
     # 8 refused + 8 asked again = 16 HTTP requests, all counted; a fallback is not a retry
-    assert stats["requests"] == engine.stats.requests_sent == 16
+    assert stats["requests"] == engine.stats.requests_sent - 8 == 16
     assert engine.stats.logprob_fallbacks == 8 and engine.stats.retries == 0
     # later requests go without logprobs at once
     [later] = engine.judge_many_sync([request("Marseille")])
@@ -109,6 +113,41 @@ def test_logprob_and_length_settings_are_in_the_key(judge_server, tmp_path) -> N
     assert not any(r.cached for r in (full, top2, none, short))
     assert server.stats()["requests"] == 4
     assert judge(top_logprobs=2).cached and server.stats()["requests"] == 4
+
+
+def test_judgements_made_without_logprobs_are_not_served_to_a_weighted_run(
+    judge_server, make_engine, tmp_path
+) -> None:
+    # one endpoint URL: first it refuses log-probabilities, later it returns them
+    server = judge_server({**SCRIPT, "refuse_logprobs": True})
+    path = tmp_path / "judge.sqlite"
+    requests = [request(f"Lyon {i}") for i in range(4)]
+    unweighted = make_engine(server, cache=JudgeCache(path)).judge_many_sync(requests)
+    assert {(r.raw_score, r.weighted) for r in unweighted} == {(6.0, False)}
+    # a rerun against the refusing endpoint finds them once the refusal came back
+    server.reset()
+    rerun = make_engine(server, cache=JudgeCache(path)).judge_many_sync(requests)
+    assert all(r.cached for r in rerun)
+    assert server.stats()["outcomes"] == {"refused-logprobs": 1}
+    # the endpoint now returns log-probabilities: judged again, weighted, as a clean run
+    server.set_script(SCRIPT)
+    server.reset()
+    weighted = make_engine(server, cache=JudgeCache(path)).judge_many_sync(requests)
+    assert server.stats()["requests"] == 4 and not any(r.cached for r in weighted)
+    clean = make_engine(server).judge_many_sync(requests)
+    assert [(r.raw_score, r.weighted) for r in weighted] == [
+        (r.raw_score, r.weighted) for r in clean] == [(pytest.approx(6.1), True)] * 4
+
+
+def test_a_backend_without_logprobs_keys_like_top_logprobs_zero(judge_server) -> None:
+    server = judge_server({**SCRIPT, "refuse_logprobs": True})
+    backend = OpenAIJudgeBackend(JudgeConfig(model="m", base_url=server.base_url, api_key="k"))
+    before = backend.cache_settings
+    JudgeEngine(backend, None).judge_many_sync([request("Lyon")])
+    off = OpenAIJudgeBackend(JudgeConfig(model="m", base_url=server.base_url, api_key="k",
+                                         top_logprobs=0))
+    assert "top_logprobs" not in before
+    assert backend.cache_settings == off.cache_settings == {**before, "top_logprobs": "0"}
 
 
 def test_default_endpoint_and_settings_keep_the_plain_key() -> None:

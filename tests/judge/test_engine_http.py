@@ -71,7 +71,9 @@ def test_transient_fault_is_retried_then_succeeds(judge_server, make_engine, kin
     assert engine.stats.failures == 0
 
 
-@pytest.mark.parametrize("kind", ["429", "500", "timeout", "malformed", "unparseable"])
+# A persistent 429 is a rate limit, bounded by the retry budget in time instead of
+# max_retries: tests/judge/test_rate_limits.py.
+@pytest.mark.parametrize("kind", ["500", "timeout", "malformed", "unparseable"])
 def test_persistent_fault_is_counted_as_judge_failed_not_zero(
     judge_server, make_engine, tmp_path, kind
 ) -> None:

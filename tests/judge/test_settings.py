@@ -12,7 +12,7 @@ from condambig_tasks import settings
 VARIABLES = [
     "CONDAMBIG_JUDGE_MODEL", "CONDAMBIG_JUDGE_BASE_URL", "CONDAMBIG_JUDGE_API_KEY",
     "CONDAMBIG_JUDGE_CONCURRENCY", "CONDAMBIG_JUDGE_MAX_RETRIES", "CONDAMBIG_JUDGE_TIMEOUT",
-    "CONDAMBIG_JUDGE_CACHE", "OPENAI_API_KEY",
+    "CONDAMBIG_JUDGE_CACHE", "CONDAMBIG_JUDGE_RETRY_BUDGET", "OPENAI_API_KEY",
 ]
 
 
@@ -126,3 +126,67 @@ def test_an_enabled_cache_needs_a_file():
         openai_judge_engine(JudgeConfig(model="m", base_url="http://x/v1"))
     assert openai_judge_engine(JudgeConfig(model="m", base_url="http://x/v1",
                                            cache_enabled=False)).cache is None
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "0", "-3"])
+@pytest.mark.parametrize(("variable", "key"), [
+    ("CONDAMBIG_JUDGE_TIMEOUT", "judge_timeout"),
+    ("CONDAMBIG_JUDGE_RETRY_BUDGET", "judge_retry_budget"),
+])
+def test_seconds_that_are_not_finite_and_positive_are_rejected(monkeypatch, value, variable,
+                                                               key) -> None:
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ValueError, match=f"{variable} / --metadata {key}") as raised:
+        settings.judge_config_from_environment({"judge_model": "m"})
+    assert "\n" not in str(raised.value) and repr(float(value)) in str(raised.value)
+    monkeypatch.delenv(variable)
+    with pytest.raises(ValueError, match=variable):
+        settings.judge_config_from_environment({"judge_model": "m", key: value})
+
+
+@pytest.mark.parametrize("base_url", ["notaurl", "localhost:8000/v1", "ftp://host/v1",
+                                      "http://", "file:///tmp/x"])
+def test_a_base_url_that_is_not_http_is_rejected(monkeypatch, base_url) -> None:
+    monkeypatch.setenv("CONDAMBIG_JUDGE_BASE_URL", base_url)
+    with pytest.raises(ValueError, match="CONDAMBIG_JUDGE_BASE_URL / --metadata judge_base_url"):
+        settings.judge_config_from_environment({"judge_model": "m"})
+    for good in ("http://localhost:8000/v1", "HTTPS://api.example.com/v1/"):
+        assert JudgeConfig(model="m", base_url=good).base_url == good
+
+
+def test_the_retry_budget_is_read_and_reaches_the_engine(monkeypatch, tmp_path) -> None:
+    from condambig_metrics.judge import openai_judge_engine
+
+    monkeypatch.setenv("CONDAMBIG_JUDGE_RETRY_BUDGET", "90")
+    config = settings.judge_config_from_environment({"judge_model": "m",
+                                                     "judge_base_url": "http://x/v1",
+                                                     "judge_cache": "off"})
+    assert config.retry_budget_seconds == 90.0
+    assert openai_judge_engine(config).retry_budget_seconds == 90.0
+    config = settings.judge_config_from_environment({"judge_model": "m",
+                                                     "judge_retry_budget": "1.5"})
+    assert config.retry_budget_seconds == 1.5
+    monkeypatch.delenv("CONDAMBIG_JUDGE_RETRY_BUDGET")
+    assert settings.judge_config_from_environment(
+        {"judge_model": "m"}).retry_budget_seconds == JudgeConfig("m").retry_budget_seconds
+
+
+def test_condambig_score_rejects_a_bad_judge_setting_in_one_line(monkeypatch, tmp_path,
+                                                                 capsys) -> None:
+    import json
+
+    from condambig_tasks.cli import main
+    from tests.abg_coqa.scripted_outputs import RAW_OUTPUTS
+    from tests.conftest import FIXTURE_DATA
+
+    monkeypatch.setenv("CONDAMBIG_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("CONDAMBIG_JUDGE_TIMEOUT", "nan")
+    pred = tmp_path / "pred.json"
+    pred.write_text(json.dumps([{"id": key, "output": value}
+                                for key, value in RAW_OUTPUTS["clarification"].items()]))
+    code = main(["abg_coqa", "--subtask", "clarification", "--pred", str(pred),
+                 "--ref", str(FIXTURE_DATA / "abg_coqa" / "coqa_abg_val.json"),
+                 "--judge-model", "judge", "--judge-base-url", "http://127.0.0.1:9/v1"])
+    err = capsys.readouterr().err
+    assert code == 2 and "CONDAMBIG_JUDGE_TIMEOUT" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1

@@ -20,9 +20,22 @@ A *script* (dict or JSON file) says what to answer::
       ],
       "latency_ms": 50,                           # added to every request
       "require_api_key": "secret",                # optional: 401 unless this bearer key
-      "refuse_logprobs": true                     # optional: HTTP 400 to any request that
-    }                                             # asks for logprobs (after latency_ms;
+      "refuse_logprobs": true,                    # optional: HTTP 400 to any request that
+                                                  # asks for logprobs (after latency_ms;
                                                   # such a request gets no fault)
+      "rate_limit": {"per_second": 5,             # optional: a steady limit; a request when
+                     "retry_after": 2,            # `per_second` were let through in the
+                     "as": "seconds"},            # last second gets HTTP 429 (counted, not
+                                                  # let through) with Retry-After in seconds,
+                                                  # "date" (HTTP date), "ms" (retry-after-ms)
+                                                  # or "none" (no header)
+      "die_after": 100, "die_with": "500"         # optional: from request 101 on, every
+    }                                             # request gets HTTP 500 (or "disconnect")
+
+A fault may carry the same ``retry_after`` / ``as`` keys for its HTTP answer (a 429 or 503
+that names its wait). ``GET /stats?timeline=1`` adds one entry per request: when it arrived
+(``at``, ``time.time()``), its outcome and, for an answer naming a wait, the moment the
+wait ends (``retry_until``).
 
 The reply is ``{"score": N, "reason": "..."}`` where N is the most probable integer in
 ``scores``; the score token's top logprobs are ``log(p)`` of every ``scores`` entry (with the
@@ -51,8 +64,9 @@ import socket
 import sys
 import threading
 import time
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
+from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -85,6 +99,36 @@ class ScoreRule:
         return max(integers, key=lambda value: integers[value]) if integers else None
 
 
+RETRY_AFTER_FORMS = ("seconds", "date", "ms", "none")
+
+
+@dataclass(frozen=True)
+class RetryAfter:
+    """The wait an HTTP error answer names, and how its header writes it."""
+
+    seconds: float | None = None
+    form: str = "seconds"
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RetryAfter:
+        form = str(data.get("as", "seconds"))
+        if form not in RETRY_AFTER_FORMS:
+            raise ValueError(f"unknown Retry-After form {form!r}; use one of {RETRY_AFTER_FORMS}")
+        seconds = data.get("retry_after")
+        return cls(seconds=None if seconds is None else float(seconds), form=form)
+
+    def headers(self, now: float) -> tuple[dict[str, str], float | None]:
+        """The header(s) and the moment (``time.time()``) the wait ends; none without a wait."""
+        if self.seconds is None or self.form == "none":
+            return {}, None
+        if self.form == "date":  # whole seconds, rounded up so the wait is at least `seconds`
+            until = float(math.ceil(now + self.seconds))
+            return {"Retry-After": formatdate(until, usegmt=True)}, until
+        if self.form == "ms":
+            return {"retry-after-ms": f"{self.seconds * 1000:g}"}, now + self.seconds
+        return {"Retry-After": f"{self.seconds:g}"}, now + self.seconds
+
+
 @dataclass(frozen=True)
 class Fault:
     """A failure injected for the first ``first`` matching requests (None: always)."""
@@ -93,6 +137,7 @@ class Fault:
     first: int | None = None
     contains: str | None = None
     sleep_seconds: float = 5.0
+    retry_after: RetryAfter = RetryAfter()
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Fault:
@@ -103,7 +148,21 @@ class Fault:
         first = data.get("first")
         return cls(kind=kind, first=None if first is None else int(first),
                    contains=data.get("contains"),
-                   sleep_seconds=float(data.get("sleep_seconds", 5.0)))
+                   sleep_seconds=float(data.get("sleep_seconds", 5.0)),
+                   retry_after=RetryAfter.from_dict(data))
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """At most ``per_second`` requests let through in any one-second window."""
+
+    per_second: int
+    retry_after: RetryAfter = RetryAfter()
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RateLimit:
+        return cls(per_second=int(data["per_second"]),
+                   retry_after=RetryAfter.from_dict({"retry_after": 1, **data}))
 
 
 @dataclass(frozen=True)
@@ -114,11 +173,21 @@ class JudgeScript:
     latency_ms: float = 0.0
     require_api_key: str | None = None
     refuse_logprobs: bool = False
+    rate_limit: RateLimit | None = None
+    die_after: int | None = None
+    die_with: Fault = Fault("500")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> JudgeScript:
         data = data or {}
+        die_with = str(data.get("die_with", "500"))
+        if die_with not in HTTP_FAULTS | {"disconnect"}:
+            raise ValueError(f"die_with must be an HTTP status or 'disconnect', got {die_with!r}")
         return cls(
+            rate_limit=(RateLimit.from_dict(data["rate_limit"]) if data.get("rate_limit")
+                        else None),
+            die_after=None if data.get("die_after") is None else int(data["die_after"]),
+            die_with=Fault(die_with),
             rules=tuple(ScoreRule.from_dict(rule) for rule in data.get("rules", [])),
             default=ScoreRule.from_dict(data.get("default", {})),
             faults=tuple(Fault.from_dict(fault) for fault in data.get("faults", [])),
@@ -151,17 +220,31 @@ class _State:
             self.last_request: dict[str, Any] = {}
             self.in_flight = 0
             self.max_in_flight = 0
+            self.timeline: list[dict[str, Any]] = []
+            self.let_through: deque[float] = deque()  # arrival times, for the rate limit
 
-    def admit(self, body: dict[str, Any], prompt: str) -> tuple[JudgeScript, Fault | None]:
-        """Count a request and decide which fault (if any) it gets."""
+    def admit(self, body: dict[str, Any], prompt: str) -> tuple[JudgeScript, Fault | None, int]:
+        """Count a request and decide which fault (if any) it gets; also its timeline index."""
         with self.lock:
+            now = time.time()
             self.requests += 1
             self.prompts.append(prompt)
+            self.timeline.append({"at": now, "outcome": None, "retry_until": None})
+            index = len(self.timeline) - 1
             self.last_request = {k: v for k, v in body.items() if k != "messages"}
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            script = self.script
+            if script.die_after is not None and self.requests > script.die_after:
+                return script, script.die_with, index
+            if script.rate_limit is not None:
+                while self.let_through and self.let_through[0] <= now - 1.0:
+                    self.let_through.popleft()
+                if len(self.let_through) >= script.rate_limit.per_second:
+                    return script, Fault("429", retry_after=script.rate_limit.retry_after), index
+                self.let_through.append(now)
             if self.script.refuse_logprobs and body.get("logprobs"):
-                return self.script, None  # refused: uses up no fault
+                return self.script, None, index  # refused: uses up no fault
             chosen = None
             for index, fault in enumerate(self.script.faults):
                 if fault.contains is not None and fault.contains not in prompt:
@@ -171,14 +254,17 @@ class _State:
                 self.fault_counts[index] += 1
                 chosen = fault
                 break
-            return self.script, chosen
+            return self.script, chosen, len(self.timeline) - 1
 
-    def finish(self, outcome: str) -> None:
+    def finish(self, outcome: str, index: int | None = None,
+               retry_until: float | None = None) -> None:
         with self.lock:
             self.in_flight -= 1
             self.outcomes[outcome] += 1
+            if index is not None:
+                self.timeline[index].update(outcome=outcome, retry_until=retry_until)
 
-    def snapshot(self, with_prompts: bool = False) -> dict[str, Any]:
+    def snapshot(self, with_prompts: bool = False, with_timeline: bool = False) -> dict[str, Any]:
         with self.lock:
             stats: dict[str, Any] = {
                 "requests": self.requests,
@@ -188,6 +274,8 @@ class _State:
             }
             if with_prompts:
                 stats["prompts"] = list(self.prompts)
+            if with_timeline:
+                stats["timeline"] = [dict(entry) for entry in self.timeline]
             return stats
 
 
@@ -262,8 +350,10 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         url = urlparse(self.path)
         if url.path == "/stats":
-            with_prompts = parse_qs(url.query).get("prompts", ["0"])[0] not in {"0", ""}
-            self._json(200, self.server.state.snapshot(with_prompts))
+            query = parse_qs(url.query)
+            with_prompts = query.get("prompts", ["0"])[0] not in {"0", ""}
+            with_timeline = query.get("timeline", ["0"])[0] not in {"0", ""}
+            self._json(200, self.server.state.snapshot(with_prompts, with_timeline))
         elif url.path.rstrip("/") in {"/v1/models", "/models"}:
             self._json(200, {"object": "list", "data": [
                 {"id": "loopback-judge", "object": "model", "created": 0, "owned_by": "test"}]})
@@ -289,8 +379,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _chat_completion(self, body: dict[str, Any]) -> None:
         state = self.server.state
         prompt = _last_user_text(body.get("messages", []))
-        script, fault = state.admit(body, prompt)
+        script, fault, index = state.admit(body, prompt)
         outcome = "ok"
+        retry_until = None
         try:
             if script.latency_ms:
                 time.sleep(script.latency_ms / 1000)
@@ -308,7 +399,9 @@ class _Handler(BaseHTTPRequestHandler):
             if fault is not None:
                 outcome = fault.kind
                 if fault.kind in HTTP_FAULTS:
-                    self._json(int(fault.kind), _error(f"injected HTTP {fault.kind}", fault.kind))
+                    headers, retry_until = fault.retry_after.headers(time.time())
+                    self._json(int(fault.kind), _error(f"injected HTTP {fault.kind}", fault.kind),
+                               headers)
                     return
                 if fault.kind == "malformed":
                     self._raw(200, b'{"id": "chatcmpl-broken", "choices": [{"mess', "application/json")
@@ -337,7 +430,7 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError, OSError):
             outcome = f"{outcome}-client-gone"
         finally:
-            state.finish(outcome)
+            state.finish(outcome, index, retry_until)
 
     def _stream(self, payload: dict[str, Any]) -> None:
         """Server-sent events: one chunk per token (with its logprobs), then usage and [DONE]."""
@@ -371,11 +464,14 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             return None
 
-    def _json(self, status: int, payload: Any) -> None:
-        self._raw(status, json.dumps(payload).encode(), "application/json")
+    def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        self._raw(status, json.dumps(payload).encode(), "application/json", headers)
 
-    def _raw(self, status: int, data: bytes, content_type: str) -> None:
+    def _raw(self, status: int, data: bytes, content_type: str,
+             headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
@@ -438,8 +534,8 @@ class JudgeServer:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def stats(self, with_prompts: bool = False) -> dict[str, Any]:
-        return self.state.snapshot(with_prompts)
+    def stats(self, with_prompts: bool = False, with_timeline: bool = False) -> dict[str, Any]:
+        return self.state.snapshot(with_prompts, with_timeline)
 
     def reset(self) -> None:
         self.state.reset()

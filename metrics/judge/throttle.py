@@ -1,0 +1,148 @@
+"""How fast one judge endpoint may be asked: a shared gate, adaptive concurrency and a pace.
+
+When the endpoint answers "slow down" (HTTP 429, or 503 with ``Retry-After``), every request
+of the engine waits, not only the one that was refused:
+
+- **Gate.** No request starts before the endpoint's ``Retry-After`` has passed (RFC 9110,
+  section 10.2.3), or a shared exponential backoff when it named no time.
+- **Concurrency (AIMD).** The number of requests in flight starts at one, grows by one per
+  success up to the configured bound and is halved once per rate-limit event, as TCP's
+  congestion window does (Jacobson, "Congestion avoidance and control", SIGCOMM 1988). The
+  start at one costs a few round trips once per engine and keeps the first burst against a
+  rate-limited endpoint to a few requests instead of the whole bound.
+- **Pace.** With fast replies a bound on requests in flight does not bound requests per
+  second, so after a rate-limit event requests are also spaced by the rate the endpoint
+  let through since the previous event (successes over that time plus the wait it asked
+  for); the pace grows by 5 % per success until the endpoint refuses again.
+
+Before the first rate-limit event nothing else is limited.
+Requests that are retried go before requests not yet sent, so a judgement's wait depends
+on the other retries, not on the length of the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import time
+from typing import Any
+
+_PACE_GROWTH = 1.05  # per success
+_MIN_PACE = 0.05  # requests per second
+
+
+class EndpointThrottle:
+    """Admission of requests to one endpoint; rebinds itself to the running event loop."""
+
+    def __init__(self, concurrency: int, backoff_initial_seconds: float,
+                 backoff_max_seconds: float):
+        self.max_concurrency = concurrency
+        self.backoff_initial_seconds = backoff_initial_seconds
+        self.backoff_max_seconds = backoff_max_seconds
+        self.limit = 1.0  # requests allowed in flight
+        self.pace: float | None = None  # requests per second; None: not paced
+        self.open_at = 0.0  # time.monotonic() before which no request starts
+        self._next_start = 0.0
+        self._backoff = 0.0
+        self._last_event: float | None = None
+        self._period_start: float | None = None
+        self._successes = 0
+        self._bind(None)
+
+    def _bind(self, loop: asyncio.AbstractEventLoop | None) -> None:
+        self._loop = loop
+        self._in_flight = 0
+        self._waiters: list[tuple[int, int, asyncio.Future[float]]] = []
+        self._order = itertools.count()
+        self._wake: asyncio.TimerHandle | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.update(_loop=None, _in_flight=0, _waiters=[], _order=None, _wake=None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._bind(None)
+
+    @property
+    def in_flight(self) -> int:
+        return self._in_flight
+
+    async def acquire(self, retry: bool = False) -> float:
+        """Wait for a slot; returns when the request started (``time.monotonic()``).
+
+        Call :meth:`release` when the request is done, whatever its outcome.
+        """
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            self._bind(loop)
+        if self._period_start is None:
+            self._period_start = time.monotonic()
+        future: asyncio.Future[float] = loop.create_future()
+        heapq.heappush(self._waiters, (0 if retry else 1, next(self._order), future))
+        self._admit()
+        try:
+            return await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled():
+                self.release()  # granted, but the caller is gone
+            raise
+
+    def release(self) -> None:
+        self._in_flight -= 1
+        self._admit()
+
+    def succeeded(self) -> None:
+        self._successes += 1
+        self._backoff = 0.0
+        self.limit = min(float(self.max_concurrency), self.limit + 1)
+        if self.pace is not None:
+            self.pace *= _PACE_GROWTH
+
+    def rate_limited(self, retry_after: float | None, sent_at: float) -> None:
+        """The endpoint refused a request sent at ``sent_at`` for its rate: close the gate;
+        slow down once per event (requests sent before the last slow-down do not count)."""
+        now = time.monotonic()
+        if retry_after is None:
+            self._backoff = (self.backoff_initial_seconds if not self._backoff
+                             else min(self._backoff * 2, self.backoff_max_seconds))
+            wait = self._backoff
+        else:
+            wait = retry_after
+        self.open_at = max(self.open_at, now + wait)
+        if self._last_event is None or sent_at >= self._last_event:
+            elapsed = now - (self._period_start or now) + wait
+            if self._successes and elapsed > 0:
+                self.pace = max(_MIN_PACE, self._successes / elapsed)
+            elif self.pace is not None:
+                self.pace = max(_MIN_PACE, self.pace / 2)
+            self.limit = max(1.0, self.limit / 2)
+            self._last_event = now
+            self._period_start = now
+            self._successes = 0
+        self._admit()
+
+    def _admit(self) -> None:
+        """Start as many waiting requests as the gate, the limit and the pace allow."""
+        if self._wake is not None:
+            self._wake.cancel()
+            self._wake = None
+        while self._waiters:
+            if self._waiters[0][2].done():  # cancelled while waiting
+                heapq.heappop(self._waiters)
+                continue
+            if self._in_flight >= max(1, int(self.limit)):
+                return  # a release admits the next one
+            now = time.monotonic()
+            ready_at = max(self.open_at, self._next_start)
+            if now < ready_at:
+                if self._loop is not None:
+                    self._wake = self._loop.call_later(ready_at - now, self._admit)
+                return
+            _, _, future = heapq.heappop(self._waiters)
+            self._in_flight += 1
+            if self.pace is not None:
+                self._next_start = max(now, self._next_start) + 1 / self.pace
+            future.set_result(now)
