@@ -277,6 +277,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         except KeyboardInterrupt:
             print(interrupts.interrupted_line(prefix), file=sys.stderr)
+            if argv is None:  # the console script owns the process: no slow teardown
+                interrupts.exit_now(interrupts.EXIT_CODE)
             return interrupts.EXIT_CODE
 
 

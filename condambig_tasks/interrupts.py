@@ -11,12 +11,18 @@ batch of HotpotQA-FLM agent work in the agent cache (:mod:`condambig_tasks.hotpo
   call); it finishes and is stored. :func:`batch_in_flight` marks such work and
   :func:`settle` waits for it, so the summary counts it.
 - :func:`interrupted_line` is the one line the user sees: what is cached, and to run again.
+- :func:`exit_now` ends the process without the interpreter's teardown, which takes a
+  second or more once torch and transformers are loaded: everything kept is already
+  committed to the sqlite caches, so nothing is lost by skipping it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
+import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 
@@ -85,3 +91,12 @@ def interrupted_line(prefix: str) -> str:
     if not summary:
         return f"{prefix}: interrupted before anything was cached."
     return f"{prefix}: interrupted; cached: {summary}; run again to resume."
+
+
+def exit_now(code: int = EXIT_CODE) -> None:
+    """Flush the output and logs, then end the process at once with ``code``."""
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)

@@ -101,7 +101,7 @@ async def run_pipeline(
     """
     chosen = [example for example in examples if example.id in questions]
     queries = [AgentQuery.for_example(e, questions[e.id]) for e in chosen]
-    choices = await _choose(agent, queries, scores or NoCache())
+    choices = await _choose(agent, queries, NoCache() if scores is None else scores)
     prompts = [context_prompts(example, example.candidates[choice.index])
                for example, choice in zip(chosen, choices, strict=True)]
     wanted = list(dict.fromkeys(p[context] for context in COMPUTE_ORDER for p in prompts))
