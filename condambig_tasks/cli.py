@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from condambig_tasks import cli_judge, json_files, registry, run_logs, settings
+from condambig_tasks import cli_judge, interrupts, json_files, registry, run_logs, settings
 from condambig_tasks.benchmark import (
     Benchmark,
     Runtime,
@@ -320,21 +320,33 @@ def _read_json_or_lines(path: Path) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser(_benchmark_names(argv)).parse_args(argv)
-    show_project_logs()
-    try:
-        result = run(registry.get(args.benchmark), args)
-    except JudgedMetricsWithheld as withheld:
-        json.dump(withheld.result, sys.stdout, indent=2, ensure_ascii=False, allow_nan=False)
-        sys.stdout.write("\n")
-        print(f"condambig-score {args.benchmark}: {withheld}", file=sys.stderr)
-        return 2
-    except (CondambigError, FileNotFoundError, ValueError) as error:
-        print(f"condambig-score {args.benchmark}: {error}", file=sys.stderr)
-        return 2
-    json.dump(result, sys.stdout, indent=2, ensure_ascii=False, allow_nan=False)
-    sys.stdout.write("\n")
-    return 0
+    """Ctrl-C or SIGTERM: one line saying what is cached, exit 130 (the caches keep every
+    judgement and agent batch finished, so the same command resumes)."""
+    prefix = "condambig-score"
+    with interrupts.sigterm_as_sigint():
+        try:
+            args = build_parser(_benchmark_names(argv)).parse_args(argv)
+            prefix = f"condambig-score {args.benchmark}"
+            show_project_logs()
+            try:
+                result = run(registry.get(args.benchmark), args)
+            except JudgedMetricsWithheld as withheld:
+                json.dump(withheld.result, sys.stdout, indent=2, ensure_ascii=False,
+                          allow_nan=False)
+                sys.stdout.write("\n")
+                print(f"{prefix}: {withheld}", file=sys.stderr)
+                return 2
+            except (CondambigError, FileNotFoundError, ValueError) as error:
+                print(f"{prefix}: {error}", file=sys.stderr)
+                return 2
+            json.dump(result, sys.stdout, indent=2, ensure_ascii=False, allow_nan=False)
+            sys.stdout.write("\n")
+            return 0
+        except KeyboardInterrupt:
+            print(interrupts.interrupted_line(prefix), file=sys.stderr)
+            if argv is None:  # the console script owns the process: no slow teardown
+                interrupts.exit_now(interrupts.EXIT_CODE)
+            return interrupts.EXIT_CODE
 
 
 def _benchmark_names(argv: list[str] | None) -> list[str] | None:

@@ -18,6 +18,16 @@ LOGGER_NAME = "condambig"
 PROJECT_LOGGERS = ("condambig", "condambig_tasks", "condambig_metrics")
 logger = logging.getLogger(LOGGER_NAME)
 
+# done / total per step label over the whole process (what an interrupted run has finished)
+_TALLY: dict[str, list[int]] = {}
+_TALLY_LOCK = threading.Lock()
+
+
+def tally() -> dict[str, tuple[int, int]]:
+    """Units done and to do per step label, summed over every :class:`Progress` so far."""
+    with _TALLY_LOCK:
+        return {label: (done, total) for label, (done, total) in _TALLY.items()}
+
 
 class _StderrHandler(logging.StreamHandler):
     """Writes to whatever ``sys.stderr`` is at the time (test runners swap it)."""
@@ -64,8 +74,12 @@ class Progress:
         self._start = clock()
         self._last = self._start
         self._lock = threading.Lock()
+        with _TALLY_LOCK:
+            _TALLY.setdefault(label, [0, 0])[1] += total
 
     def advance(self, count: int = 1) -> None:
+        with _TALLY_LOCK:
+            _TALLY.setdefault(self.label, [0, 0])[0] += count
         with self._lock:
             self.done += count
             now = self._clock()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -84,31 +84,68 @@ def arg_max(values: Sequence[float], order: Sequence[int] | None = None) -> int:
     return best
 
 
+class CandidateScoringAgent(Protocol):
+    """An answering agent that scores each candidate on its own and keeps the best: its
+    scores can be computed batch by batch and cached (:mod:`resumable`)."""
+
+    identity: str
+    rule: str
+
+    def scoring_prompts(self, queries: Sequence[AgentQuery]) -> list[str]: ...
+
+    def plan(self, prompts: Sequence[str]) -> list[list[str]]: ...
+
+    def score(self, prompts: Sequence[str]) -> list[float]: ...
+
+    def pick(self, queries: Sequence[AgentQuery],
+             scores: Mapping[str, float]) -> list[AgentChoice]: ...
+
+
 class YesNoAnsweringAgent:
     """The paper's answering agent: score every candidate by P(yes), return the arg-max.
 
     Exact ties go to the candidate the authors scored first (the masked fact, then
     non-supporting sentences, then the other supporting facts: :attr:`AgentQuery.order`).
-    All queries' candidates go through the model together, batched and length-sorted.
+    All queries' candidates go through the model together, batched and length-sorted
+    (:meth:`plan`; the pipeline computes and caches them batch by batch).
     ``lock`` serialises calls when the model is shared between threads.
     """
 
     def __init__(self, scorer: YesNoScorer, lock: Any = None):
         self.scorer = scorer
         self.name = scorer.checkpoint.spec.name_or_path
+        self.identity = getattr(scorer.checkpoint, "identity", self.name)
         self.lock = lock or contextlib.nullcontext()
 
-    def choose(self, queries: Sequence[AgentQuery]) -> list[AgentChoice]:
-        prompts = [yes_no_prompt(query.question, candidate)
-                   for query in queries for candidate in query.candidates]
+    @property
+    def rule(self) -> str:
+        return getattr(self.scorer, "rule", "p_yes")
+
+    def scoring_prompts(self, queries: Sequence[AgentQuery]) -> list[str]:
+        return [yes_no_prompt(query.question, candidate)
+                for query in queries for candidate in query.candidates]
+
+    def plan(self, prompts: Sequence[str]) -> list[list[str]]:
         with self.lock:
-            probabilities = self.scorer.yes_probabilities(prompts)
-        choices, start = [], 0
+            return self.scorer.plan(prompts)
+
+    def score(self, prompts: Sequence[str]) -> list[float]:
+        with self.lock:
+            return self.scorer.yes_probabilities(prompts)
+
+    def pick(self, queries: Sequence[AgentQuery],
+             scores: Mapping[str, float]) -> list[AgentChoice]:
+        """The arg-max candidate of each query, from every candidate prompt's P(yes)."""
+        choices = []
         for query in queries:
-            scores = probabilities[start:start + len(query.candidates)]
-            start += len(query.candidates)
-            choices.append(AgentChoice(arg_max(scores, query.scoring_order())))
+            values = [scores[yes_no_prompt(query.question, candidate)]
+                      for candidate in query.candidates]
+            choices.append(AgentChoice(arg_max(values, query.scoring_order())))
         return choices
+
+    def choose(self, queries: Sequence[AgentQuery]) -> list[AgentChoice]:
+        prompts = self.scoring_prompts(queries)
+        return self.pick(queries, dict(zip(prompts, self.score(prompts), strict=True)))
 
 
 def generative_choice(query: AgentQuery, reply: str) -> AgentChoice:
@@ -139,6 +176,10 @@ class LocalDownstream:
         if generator.cut_last_token:
             self.decoding += ":cut_last_token"
         self.lock = lock or contextlib.nullcontext()
+
+    def plan(self, prompts: Sequence[str]) -> list[list[str]]:
+        with self.lock:
+            return self.generator.plan(prompts)
 
     def answer(self, prompts: Sequence[str]) -> list[str]:
         with self.lock:

@@ -31,7 +31,7 @@ from condambig_tasks.hotpot_flm.agents import (
     LocalAgents,
     checkpoint_name,
 )
-from condambig_tasks.hotpot_flm.cache import AnswerCache, NoCache
+from condambig_tasks.hotpot_flm.cache import AnswerCache, NoCache, ScoreCache
 from condambig_tasks.hotpot_flm.hf_models import (
     DEFAULT_DTYPE,
     DTYPES,
@@ -105,7 +105,8 @@ class FlmOptions:
                 "(the authors' Llama 3 instruction layout, with its system message)",
         "choices": list(QUESTION_PROMPTS)})
     downstream_cache: bool = field(default=True, metadata={
-        "help": "read and write the downstream answer cache", "cli": ("--cache",)})
+        "help": "read and write the agent cache (downstream answers and candidate scores, "
+                "stored batch by batch: an interrupted run resumes)", "cli": ("--cache",)})
     mask_seed: int = field(default=DEFAULT_MASK_SEED, metadata={
         "help": "masking seed of the full split"})
 
@@ -299,8 +300,9 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
         questions = {item.id: _asked(output) for item, output in batch}
         agent, downstream = await self._agents(options, runtime.roles)
         cache = await in_worker_thread(self._answer_cache, options, downstream)
+        scores = await in_worker_thread(self._score_cache, options, agent)
         run = await run_pipeline([item for item, _ in batch], questions, agent, downstream,
-                                 cache)
+                                 cache, scores)
         outcomes = {outcome.id: outcome for outcome in run.outcomes}
         return [self.score(item, outcomes[item.id], options) for item, _ in batch]
 
@@ -333,6 +335,14 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
         if not options.downstream_cache:
             return NoCache()
         return AnswerCache(options.cache_path, downstream.identity, downstream.decoding)
+
+    @staticmethod
+    def _score_cache(options: FlmOptions, agent: AnsweringAgent) -> ScoreCache | NoCache:
+        """The candidate scores of an agent that scores candidates one by one (the paper's
+        P(yes) agent), in the same file as the downstream answers."""
+        if not options.downstream_cache or not hasattr(agent, "scoring_prompts"):
+            return NoCache()
+        return ScoreCache(options.cache_path, agent.identity, agent.rule)
 
     def metric_values(self, samples: Sequence[ScoredSample], options: FlmOptions,
                       judged: bool) -> dict[str, float | None]:

@@ -2,7 +2,9 @@
 
 Inputs are deduplicated, sorted by token length and cut into batches (see
 :mod:`batching`), so a whole run's candidates — every example times every candidate —
-costs a few hundred padded forward passes instead of one pass per candidate.
+costs a few hundred padded forward passes instead of one pass per candidate. ``plan``
+gives those batches, so that a caller can compute and store them one at a time
+(:mod:`resumable`); a batch of the plan passed back is computed as one batch.
 Causal models are left-padded with explicit position ids, so a padded row computes what
 the unpadded row would.
 """
@@ -15,7 +17,6 @@ from dataclasses import dataclass
 from condambig_tasks.hotpot_flm.batching import length_sorted_batches
 from condambig_tasks.hotpot_flm.hf_models import LoadedCheckpoint
 from condambig_tasks.hotpot_flm.prompts import CAUSAL_ANSWER_CUE
-from condambig_tasks.progress import Progress
 
 
 @dataclass(frozen=True)
@@ -27,13 +28,22 @@ class BatchLimits:
     max_input_tokens: int = 1_024
 
 
-# a whole run's agent step shows progress; one Inspect sample's (~40 candidates) does not
-PROGRESS_MIN_UNITS = 200
-
 def _encode(checkpoint: LoadedCheckpoint, texts: Sequence[str], limits: BatchLimits) -> list[list[int]]:
     return checkpoint.tokenizer(
         list(texts), truncation=True, max_length=limits.max_input_tokens,
     )["input_ids"]
+
+
+def _batches(encoded: Sequence[Sequence[int]], limits: BatchLimits) -> list[list[int]]:
+    return length_sorted_batches([len(row) for row in encoded], limits.batch_size,
+                                 limits.max_batch_tokens)
+
+
+def _plan(checkpoint: LoadedCheckpoint, prompts: Sequence[str], model_inputs: Sequence[str],
+          limits: BatchLimits) -> list[list[str]]:
+    """The distinct ``prompts`` in the batches their ``model_inputs`` are computed in."""
+    encoded = _encode(checkpoint, model_inputs, limits)
+    return [[prompts[index] for index in batch] for batch in _batches(encoded, limits)]
 
 
 def _pad(rows: Sequence[Sequence[int]], pad_id: int, left: bool, device):
@@ -86,6 +96,16 @@ class YesNoScorer:
     def model_input(self, prompt: str) -> str:
         return prompt if self.checkpoint.is_seq2seq else prompt + CAUSAL_ANSWER_CUE
 
+    @property
+    def rule(self) -> str:
+        """What, besides the checkpoint, decides a score (for cache keys)."""
+        return (f"p_yes_first_step:yes={self.yes_id}:no={self.no_id}:"
+                f"max_input_tokens={self.limits.max_input_tokens}")
+
+    def plan(self, prompts: Sequence[str]) -> list[list[str]]:
+        unique = list(dict.fromkeys(prompts))
+        return _plan(self.checkpoint, unique, [self.model_input(p) for p in unique], self.limits)
+
     def yes_probabilities(self, prompts: Sequence[str]) -> list[float]:
         import torch
 
@@ -96,11 +116,7 @@ class YesNoScorer:
         scores = [0.0] * len(unique)
         model = self.checkpoint.model
         pad_id = self.checkpoint.tokenizer.pad_token_id
-        batches = length_sorted_batches(
-            [len(row) for row in encoded], self.limits.batch_size, self.limits.max_batch_tokens
-        )
-        progress = Progress("hotpot_flm answering agent: candidates scored", len(unique),
-                            quiet_below=PROGRESS_MIN_UNITS)
+        batches = _batches(encoded, self.limits)
         with torch.inference_mode():
             for batch in batches:
                 rows = [encoded[index] for index in batch]
@@ -121,7 +137,6 @@ class YesNoScorer:
                 pair = logits[:, [self.yes_id, self.no_id]].float().softmax(dim=-1)[:, 0]
                 for index, value in zip(batch, pair.tolist(), strict=True):
                     scores[index] = value
-                progress.advance(len(batch))
         by_prompt = dict(zip(unique, scores, strict=True))
         return [by_prompt[prompt] for prompt in prompts]
 
@@ -142,6 +157,10 @@ class GreedyGenerator:
         self.max_new_tokens = max_new_tokens
         self.limits = limits
         self.cut_last_token = cut_last_token
+
+    def plan(self, prompts: Sequence[str]) -> list[list[str]]:
+        unique = list(dict.fromkeys(prompts))
+        return _plan(self.checkpoint, unique, unique, self.limits)
 
     def _stop_ids(self) -> set[int]:
         """End-of-sequence ids of the model (a generation config may list several)."""
@@ -174,11 +193,7 @@ class GreedyGenerator:
         outputs = [""] * len(unique)
         tokenizer = self.checkpoint.tokenizer
         model = self.checkpoint.model
-        batches = length_sorted_batches(
-            [len(row) for row in encoded], self.limits.batch_size, self.limits.max_batch_tokens
-        )
-        progress = Progress("hotpot_flm downstream model: answers", len(unique),
-                            quiet_below=PROGRESS_MIN_UNITS)
+        batches = _batches(encoded, self.limits)
         with torch.inference_mode():
             for batch in batches:
                 rows = [encoded[index] for index in batch]
@@ -195,7 +210,6 @@ class GreedyGenerator:
                 for index, row in zip(batch, generated.tolist(), strict=True):
                     text = tokenizer.decode(self._answer_ids(row, stop), skip_special_tokens=True)
                     outputs[index] = first_line(text)
-                progress.advance(len(batch))
         by_prompt = dict(zip(unique, outputs, strict=True))
         return [by_prompt[prompt] for prompt in prompts]
 

@@ -1,15 +1,16 @@
 """C → A → D for a batch of examples: the answering agent, the three downstream answers, scores.
 
 The one pipeline of every front end: lm-eval and condambig-score pass the whole run (every
-question in one batched agent call, every downstream prompt not in the cache in one
-batched call), Inspect one sample at a time. An agent method that is a coroutine (an
-Inspect model role) is awaited; a blocking one (a local checkpoint, a scripted test agent)
-runs in a worker thread so that concurrent samples keep the event loop free.
+question's candidates scored in one batched step, every downstream prompt not in the cache
+in one batched step), Inspect one sample at a time. Both steps are computed and cached batch
+by batch (:mod:`resumable`), so an interrupted run resumes where it stopped. An agent
+method that is a coroutine (an Inspect model role) is awaited; a blocking one (a local
+checkpoint, a scripted test agent) runs in a worker thread so that concurrent samples keep
+the event loop free.
 """
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import logging
 from collections.abc import Callable, Mapping, Sequence
@@ -17,11 +18,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from condambig_metrics.hotpot_flm import CONTEXTS, summarize
-from condambig_tasks.hotpot_flm.agents import AgentQuery, AnsweringAgent, DownstreamModel
-from condambig_tasks.hotpot_flm.cache import AnswerCache, NoCache
+from condambig_tasks.hotpot_flm.agents import (
+    AgentChoice,
+    AgentQuery,
+    AnsweringAgent,
+    DownstreamModel,
+)
+from condambig_tasks.hotpot_flm.cache import NoCache
 from condambig_tasks.hotpot_flm.prompts import context_prompts
 from condambig_tasks.hotpot_flm.records import FlmExample
+from condambig_tasks.hotpot_flm.resumable import ResultStore, Step, in_worker_thread, run_step
 from condambig_tasks.hotpot_flm.scoring import score_row
+
+__all__ = ["ExampleOutcome", "PipelineRun", "in_worker_thread", "run_pipeline"]
 
 logger = logging.getLogger(__name__)
 
@@ -60,13 +69,15 @@ class PipelineRun:
         return summarize([outcome.row for outcome in self.outcomes])
 
 
-async def in_worker_thread(function: Callable[..., Any], *args: Any) -> Any:
-    """``function(*args)`` in a worker thread of the running event loop."""
-    try:
-        import anyio
-    except ImportError:  # pragma: no cover - anyio comes with every async client installed
-        return await asyncio.to_thread(function, *args)
-    return await anyio.to_thread.run_sync(function, *args)
+async def _choose(agent: AnsweringAgent, queries: Sequence[AgentQuery],
+                  scores: ResultStore) -> list[AgentChoice]:
+    """The agent's choices; candidate scores are computed (and kept) batch by batch."""
+    if not hasattr(agent, "scoring_prompts"):
+        return await _call(agent.choose, queries)
+    scored = await run_step(Step("hotpot_flm candidate scores",
+                                 agent.score, scores, agent.plan),
+                            agent.scoring_prompts(queries))
+    return agent.pick(queries, scored.values)
 
 
 async def _call(method: Callable[[Any], Any], argument: Any) -> Any:
@@ -81,21 +92,23 @@ def _name(agent: Any) -> str:
 
 async def run_pipeline(
     examples: Sequence[FlmExample], questions: Mapping[str, str], agent: AnsweringAgent,
-    downstream: DownstreamModel, cache: AnswerCache | NoCache,
+    downstream: DownstreamModel, cache: ResultStore, scores: ResultStore | None = None,
 ) -> PipelineRun:
-    """Score ``questions`` (example id → clarifying question) on ``examples``."""
+    """Score ``questions`` (example id → clarifying question) on ``examples``.
+
+    ``cache`` keeps the downstream answers, ``scores`` the candidate scores of an answering
+    agent that scores candidates one by one (:class:`~.agents.CandidateScoringAgent`).
+    """
     chosen = [example for example in examples if example.id in questions]
     queries = [AgentQuery.for_example(e, questions[e.id]) for e in chosen]
-    choices = await _call(agent.choose, queries)
+    choices = await _choose(agent, queries, NoCache() if scores is None else scores)
     prompts = [context_prompts(example, example.candidates[choice.index])
                for example, choice in zip(chosen, choices, strict=True)]
     wanted = list(dict.fromkeys(p[context] for context in COMPUTE_ORDER for p in prompts))
-    known = await in_worker_thread(cache.get_many, wanted)
-    missing = [prompt for prompt in wanted if prompt not in known]
-    if missing:
-        fresh = dict(zip(missing, await _call(downstream.answer, missing), strict=True))
-        await in_worker_thread(cache.put_many, fresh)
-        known.update(fresh)
+    answered = await run_step(Step("hotpot_flm downstream answers",
+                                   downstream.answer, cache, getattr(downstream, "plan", None)),
+                              wanted)
+    known, missing = answered.values, answered.computed
     computed_by_example = _first_needs(prompts, set(missing))
     outcomes = []
     for index, (example, choice, query, by_context) in enumerate(
