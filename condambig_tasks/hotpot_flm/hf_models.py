@@ -121,7 +121,7 @@ def load_checkpoint(spec: CheckpointSpec, role: str, option: str) -> LoadedCheck
 
     device = resolve_device(spec.device)
     dtype = resolve_dtype(spec.dtype, device)
-    offline = {"local_files_only": True} if settings.offline() else {}
+    offline = _hub_access(spec)
     try:
         config = AutoConfig.from_pretrained(spec.name_or_path, trust_remote_code=False, **offline)
         tokenizer = AutoTokenizer.from_pretrained(
@@ -146,12 +146,25 @@ def load_checkpoint(spec: CheckpointSpec, role: str, option: str) -> LoadedCheck
     )
 
 
+def _hub_access(spec: CheckpointSpec) -> dict[str, Any]:
+    """``local_files_only`` when the hub must not or cannot be asked: the user is offline,
+    or the hub's host cannot be reached at all (then transformers' own retries would take a
+    minute before the same error). A local folder never asks the hub."""
+    if settings.offline() or Path(spec.name_or_path).expanduser().is_dir():
+        return {"local_files_only": True}
+    from huggingface_hub import constants
+
+    from condambig_tasks.data import unreachable
+
+    return {"local_files_only": True} if unreachable(constants.ENDPOINT) else {}
+
+
 def check_checkpoint_available(spec: CheckpointSpec, role: str, option: str) -> None:
     """Fail fast (before the evaluated model generates anything) when a checkpoint's config
     cannot be found: reads only ``config.json``, from the local folder, cache or hub."""
     from transformers import AutoConfig
 
-    offline = {"local_files_only": True} if settings.offline() else {}
+    offline = _hub_access(spec)
     try:
         AutoConfig.from_pretrained(spec.name_or_path, trust_remote_code=False, **offline)
     except (OSError, ValueError, KeyError, ImportError, RuntimeError) as error:

@@ -1,0 +1,38 @@
+"""A hub checkpoint name with no network: one clear error within seconds, not after
+transformers' own retries (24-70 s)."""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+PROBE = """
+from condambig_tasks.hotpot_flm.hf_models import CheckpointSpec, check_checkpoint_available
+try:
+    check_checkpoint_available(CheckpointSpec("google/flan-t5-base"), "answering agent",
+                               "answering_agent")
+except Exception as error:
+    print(type(error).__name__, "|", error)
+"""
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_an_unreachable_hub_fails_fast_with_the_agent_error(tmp_path):
+    env = {key: value for key, value in os.environ.items()
+           if key not in {"HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE",
+                          "CONDAMBIG_OFFLINE"}}
+    env.update(HF_ENDPOINT=f"http://127.0.0.1:{_closed_port()}", HF_HOME=str(tmp_path / "hf"),
+               HF_HUB_ETAG_TIMEOUT="30", HF_HUB_DOWNLOAD_TIMEOUT="30")
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True,
+                            text=True, timeout=120)
+    elapsed = time.monotonic() - started
+    assert result.stdout.startswith("AgentLoadError |"), result.stdout + result.stderr
+    assert "google/flan-t5-base" in result.stdout
+    assert elapsed < 15, elapsed  # interpreter and transformers start-up included
