@@ -83,7 +83,8 @@ def test_inspect_without_agents_fails_before_generating(tmp_path, fixture_data_d
         capture_output=True, text=True, cwd=tmp_path, timeout=600,
         env=_cli_env(CONDAMBIG_DATA_DIR=str(fixture_data_dir)))
     assert result.returncode != 0
-    tail = _last_lines(result)
+    # stderr's end (Inspect prints its banner of installed hooks on stdout)
+    tail = "\n".join(result.stderr.strip().splitlines()[-3:])
     assert "condambig:" in tail and "no-such-agent" in tail, tail
     assert "Traceback" not in result.stderr
     assert not list((tmp_path / "logs").glob("*.eval"))  # no eval started, nothing generated

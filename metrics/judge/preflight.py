@@ -41,13 +41,15 @@ class JudgeUnavailableError(ValueError):
 
 
 async def check_judge_async(backend: Any, where: str, *, attempts: int = _ATTEMPTS,
-                            timeout_seconds: float = 30.0, what_to_set: str = "") -> int:
+                            timeout_seconds: float = 30.0, what_to_set: str = "",
+                            moment: str = "before any generation") -> int:
     """Send one minimal request through ``backend`` (``complete(prompt)``); raise
     :class:`JudgeUnavailableError` when the judge cannot be used. Returns the number of
     requests sent (for request counts that must equal what the endpoint received).
 
     ``where`` describes the judge for the message (model and endpoint); ``what_to_set``
-    names the settings the user changes to fix it (e.g. the variables or flags).
+    names the settings the user changes to fix it (e.g. the variables or flags); ``moment``
+    says when the check ran, for the message.
     """
     last: Exception | None = None
     for attempt in range(max(1, attempts)):
@@ -58,7 +60,7 @@ async def check_judge_async(backend: Any, where: str, *, attempts: int = _ATTEMP
             return attempt + 1  # it answered: the backend has switched log-probabilities
             # off, or the reply had no score, which the engine handles per judgement
         except PermanentJudgeError as error:
-            raise JudgeUnavailableError(_message(where, error, what_to_set),
+            raise JudgeUnavailableError(_message(where, error, what_to_set, moment),
                                         attempt + 1) from None
         except (TransientJudgeError, asyncio.TimeoutError, OSError) as error:
             if _rate_limited(error):
@@ -66,7 +68,7 @@ async def check_judge_async(backend: Any, where: str, *, attempts: int = _ATTEMP
             last = error
         if attempt + 1 < attempts:
             await asyncio.sleep(_PAUSE_SECONDS)
-    raise JudgeUnavailableError(_message(where, last, what_to_set, unreachable=True),
+    raise JudgeUnavailableError(_message(where, last, what_to_set, moment, unreachable=True),
                                 max(1, attempts))
 
 
@@ -98,7 +100,7 @@ def _rate_limited(error: BaseException) -> bool:
         "rate limit" in str(error).lower()
 
 
-def _message(where: str, error: BaseException | None, what_to_set: str,
+def _message(where: str, error: BaseException | None, what_to_set: str, moment: str,
              unreachable: bool = False) -> str:
     if isinstance(error, asyncio.TimeoutError):
         detail = "no answer within the timeout"
@@ -106,7 +108,8 @@ def _message(where: str, error: BaseException | None, what_to_set: str,
         detail = str(error).rstrip(".") if error is not None else "no answer"
     state = "cannot be reached" if unreachable else "refused the check request"
     hint = f" Check {what_to_set}." if what_to_set else ""
-    return f"the judge {where} {state}: {detail}.{hint}"
+    when = f" {moment}" if moment else ""
+    return f"the judge {where} {state}{when}: {detail}.{hint}"
 
 
 class CheckedBackend:
@@ -154,7 +157,8 @@ class CheckedBackend:
             if not self._checked:
                 try:
                     self.check_requests += await check_judge_async(
-                        self.backend, self.where, what_to_set=self.what_to_set)
+                        self.backend, self.where, what_to_set=self.what_to_set,
+                        moment="at the first judgement")
                 except JudgeUnavailableError as error:
                     self.check_requests += error.requests
                     self._failure = str(error)

@@ -267,7 +267,7 @@ def _score(tmp_path, capsys, base_url: str) -> tuple[int, dict | None, str]:
     ({"require_api_key": "another-key"}, "CONDAMBIG_JUDGE_API_KEY"),
     ({"faults": [{"kind": "403"}]}, "HTTP 403"),
     # the endpoint check fails after its two tries; no judgement is sent after it
-    ({"faults": [{"kind": "503"}]}, "cannot be reached: judge endpoint returned HTTP 503"),
+    ({"faults": [{"kind": "503"}]}, "cannot be reached at the first judgement: judge endpoint returned HTTP 503"),
 ])
 def test_condambig_score_exits_non_zero_when_the_endpoint_fails(
     judge_server, cli_environment, tmp_path, capsys, script, message
