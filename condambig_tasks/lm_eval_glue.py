@@ -170,6 +170,16 @@ def preflight_judge(benchmark: Benchmark, judge: Any) -> None:
                     timeout_seconds=judge.timeout_seconds, what_to_set=what_to_set)
     except (JudgeUnavailableError, ValueError) as error:
         raise CondambigError(f"{benchmark.name}: {error}") from None
+    if judge.cache_enabled:  # an unusable cache path ends the run now, not after generation
+        from condambig_metrics.judge import JudgeCache
+
+        cache = JudgeCache(judge.cache_path or judge.default_cache_path)
+        try:
+            cache.open()
+        except ValueError as error:  # JudgeCacheError: names the path and what to set
+            raise CondambigError(f"{benchmark.name}: {error}") from None
+        finally:
+            cache.close()
     _CHECKED_JUDGES.add((judge.model, endpoint))
 
 

@@ -85,6 +85,7 @@ def benchmark_task(
         logger.warning("%s", note)
     if judged:
         check_grader(grader)
+        _check_judge_cache(benchmark_name)
     benchmark.prepare(options, Runtime(roles=dict(model_roles()), front_end="inspect"))
     options_json = benchmark.options_to_json(options)
     items, provenance = load_with_provenance(
@@ -247,3 +248,19 @@ def benchmark_metrics(benchmark_name: str, options: dict[str, Any], judged: bool
                 for name, value in summary.values.items()}
 
     return compute
+
+
+def _check_judge_cache(benchmark_name: str) -> None:
+    """Open the judge cache before any generation: an unusable path (a folder, read-only,
+    a full disk) is one line now, not an error in every sample's scorer."""
+    from condambig_metrics.judge import JudgeCache
+    from condambig_metrics.judge.errors import JudgeCacheError
+    from condambig_tasks import settings
+
+    cache = JudgeCache(settings.judge_cache_file())
+    try:
+        cache.open()
+    except JudgeCacheError as error:
+        raise ConfigurationError(f"{benchmark_name}: {error}") from None
+    finally:
+        cache.close()

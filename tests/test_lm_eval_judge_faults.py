@@ -178,3 +178,16 @@ def test_judge_max_failed_withholds_a_judged_mean_over_too_few_judgements(
     for path in (tmp_path / "tolerant").rglob("*"):
         if path.is_file():
             assert SECRET not in path.read_text(errors="replace"), path
+
+
+def test_an_unusable_judge_cache_ends_the_run_before_any_generation(subject, judge, tmp_path):
+    """The cache opens in the aggregation step, after generation: it is opened once before."""
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    env = {**_env(tmp_path, judge.base_url), "CONDAMBIG_JUDGE_CACHE": str(folder)}
+    result = _lm_eval(subject, tmp_path / "out", env)
+    assert result.returncode != 0
+    lines = [line for line in result.stderr.splitlines() if line.startswith("condambig: ")]
+    assert len(lines) == 1 and str(folder) in lines[0], result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
+    assert subject.stats()["requests"] == 0

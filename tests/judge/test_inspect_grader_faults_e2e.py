@@ -130,3 +130,15 @@ def test_failed_judgements_withhold_the_judged_metrics_and_a_rerun_sends_only_th
     assert metrics["combined_score"] == metrics["combined_score"]  # a number
     assert not (log.results.scores[0].metadata or {}).get("null_reasons")
     assert "is NaN" not in completed.stderr
+
+
+def test_an_unusable_judge_cache_ends_the_run_before_generation(tmp_path, subject):
+    (tmp_path / "cache" / "judge.sqlite").mkdir(parents=True)  # a folder where the file goes
+    with JudgeServer({}) as grader:
+        completed, _ = run_inspect(tmp_path, subject, grader.base_url)
+    assert completed.returncode != 0
+    assert subject.stats()["requests"] == 0
+    lines = [line for line in completed.stderr.splitlines() if line.startswith("condambig:")]
+    assert len(lines) == 1 and str(tmp_path / "cache" / "judge.sqlite") in lines[0], \
+        completed.stderr[-3000:]
+    assert "Traceback" not in completed.stderr
