@@ -382,6 +382,17 @@ class _Handler(BaseHTTPRequestHandler):
         script, fault, index = state.admit(body, prompt)
         outcome = "ok"
         retry_until = None
+        settled = False
+
+        def settle() -> None:
+            # The outcome is recorded before the answer's first byte: a client that has its
+            # answer finds it in /stats.
+            nonlocal settled
+            if not settled:
+                settled = True
+                state.finish(outcome, index, retry_until)
+
+        self._before_answer = settle
         try:
             if script.latency_ms:
                 time.sleep(script.latency_ms / 1000)
@@ -413,6 +424,7 @@ class _Handler(BaseHTTPRequestHandler):
                     return
                 if fault.kind == "disconnect":
                     self.close_connection = True
+                    settle()
                     self.connection.shutdown(2)
                     return
                 if fault.kind == "timeout":
@@ -430,7 +442,8 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError, OSError):
             outcome = f"{outcome}-client-gone"
         finally:
-            state.finish(outcome, index, retry_until)
+            self._before_answer = None
+            settle()
 
     def _stream(self, payload: dict[str, Any]) -> None:
         """Server-sent events: one chunk per token (with its logprobs), then usage and [DONE]."""
@@ -469,6 +482,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _raw(self, status: int, data: bytes, content_type: str,
              headers: dict[str, str] | None = None) -> None:
+        before_answer = getattr(self, "_before_answer", None)
+        if before_answer is not None:
+            before_answer()
         self.send_response(status)
         for name, value in (headers or {}).items():
             self.send_header(name, value)
