@@ -114,7 +114,7 @@ class OpenAIJudgeBackend:
                                     allow_redirects=False, proxy=proxy) as response:
                 status, headers = response.status, response.headers
                 body = await response.read()
-        except TimeoutError as error:  # aiohttp's timeouts are TimeoutErrors too
+        except asyncio.TimeoutError as error:  # aiohttp's own timeouts included
             raise TransientJudgeError(
                 f"judge request timed out after {self.config.timeout_seconds:g} s") from error
         except aiohttp.ClientConnectionError as error:
@@ -139,8 +139,12 @@ class OpenAIJudgeBackend:
 
     async def aclose(self) -> None:
         if self._session is not None:
-            session, self._session, self._session_loop = self._session, None, None
-            await session.close()
+            session, loop = self._session, self._session_loop
+            self._session, self._session_loop = None, None
+            if loop is asyncio.get_running_loop():
+                await session.close()
+            else:  # its loop has ended: its connections went with it
+                _abandon(session)
 
     def __getstate__(self) -> dict[str, Any]:
         return {"config": self.config}
@@ -276,8 +280,9 @@ def _proxy_for(url: str) -> str | None:
 
 
 def _abandon(session: Any) -> None:
-    """Let go of a session whose event loop has ended without closing it (its connections
-    ended with that loop): mark its connector closed so that it is collected quietly."""
+    """Let go of a session whose event loop has ended without closing it: mark its
+    connector closed, so that collecting it logs no "Unclosed client session" error (the
+    sockets, which only that loop could close, are closed when collected)."""
     connector = session.connector
     if connector is not None and not connector.closed:
         connector._close()  # the synchronous part of ``close()``; the loop to await it is gone
