@@ -112,7 +112,7 @@ def judge_config_from_environment(overrides: dict | None = None) -> JudgeConfig 
     unset, the cache is :func:`judge_cache_file` (``default_cache_path``).
     Returns a :class:`condambig_metrics.judge.JudgeConfig`.
     """
-    from condambig_metrics.judge.records import JudgeConfig
+    from condambig_metrics.judge.records import DEFAULT_JUDGE_CONCURRENCY, JudgeConfig
 
     overrides = overrides or {}
     raw: dict[str, str] = {}
@@ -133,7 +133,7 @@ def judge_config_from_environment(overrides: dict | None = None) -> JudgeConfig 
         model=raw["model"],
         base_url=raw.get("base_url"),
         api_key=raw.get("api_key"),
-        concurrency=_number(raw, "concurrency", int, 16),
+        concurrency=_number(raw, "concurrency", int, DEFAULT_JUDGE_CONCURRENCY),
         max_retries=_number(raw, "max_retries", int, 4),
         timeout_seconds=_number(raw, "timeout_seconds", float, 60.0),
         max_failed=_number(raw, "max_failed", int, 0),

@@ -25,6 +25,7 @@ from condambig_metrics.judge import (
     normalized_base_url,
     token_logprobs,
 )
+from condambig_metrics.judge.records import DEFAULT_JUDGE_CONCURRENCY
 
 GRADER_ROLE = "grader"
 
@@ -129,7 +130,7 @@ def completion_from_output(output: ModelOutput) -> JudgeCompletion:
 def grader_judge_engine(
     cache_path: str | Path | None = None,
     *,
-    concurrency: int = 16,
+    concurrency: int = DEFAULT_JUDGE_CONCURRENCY,
     max_retries: int = 4,
     use_cache: bool = True,
     progress_factory: Callable[[str, int], Any] | None = None,

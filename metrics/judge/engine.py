@@ -32,6 +32,7 @@ from condambig_metrics.judge.errors import (
 )
 from condambig_metrics.judge.prompt import SCORE_MAX, render_prompt
 from condambig_metrics.judge.records import (
+    DEFAULT_JUDGE_CONCURRENCY,
     JudgeBackend,
     JudgeCompletion,
     JudgeRequest,
@@ -79,7 +80,7 @@ class JudgeEngine:
         self,
         backend: JudgeBackend,
         cache: JudgeCache | None,
-        concurrency: int = 16,
+        concurrency: int = DEFAULT_JUDGE_CONCURRENCY,
         max_retries: int = 4,
         *,
         request_timeout_seconds: float | None = None,

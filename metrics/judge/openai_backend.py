@@ -1,8 +1,15 @@
 """OpenAI-compatible chat completions as a judge backend (OpenAI, vLLM ``serve``, ...).
 
-The SDK's own retries are switched off (``max_retries=0``) so every retry goes through the
-engine and is counted once: one ``complete`` call is one HTTP request. Errors are sorted
-into transient (retried) and permanent.
+The engine makes one kind of call, ``POST {base_url}/chat/completions``, so it is sent with
+one pooled aiohttp session per event loop rather than through the OpenAI SDK: the SDK's
+request building and httpx's pool cost 2-3 ms of CPU per call, which caps a fast local
+judge at a few hundred calls per second (``benchmarks/judge_throughput.py``). The wire
+format is OpenAI's chat-completions API
+(https://platform.openai.com/docs/api-reference/chat/create); errors are read as the
+SDK reads them (``{"error": {"message", "code"}}``). Nothing is retried here, redirects
+included: every retry goes through the engine and is counted once, so one ``complete``
+call is one HTTP request, and the API key only ever goes to the configured base URL.
+Errors are sorted into transient (retried), rate limits and permanent.
 """
 
 from __future__ import annotations
@@ -10,7 +17,9 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import os
 import time
+import urllib.request
 from collections.abc import Callable, Mapping
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -19,6 +28,7 @@ from urllib.parse import urlsplit, urlunsplit
 from condambig_metrics.judge.cache import JudgeCache
 from condambig_metrics.judge.engine import JudgeEngine
 from condambig_metrics.judge.errors import (
+    JudgeError,
     LogprobsRefusedError,
     PermanentJudgeError,
     RateLimitedError,
@@ -27,13 +37,16 @@ from condambig_metrics.judge.errors import (
 from condambig_metrics.judge.records import JudgeCompletion, JudgeConfig
 from condambig_metrics.judge.scoring import token_logprobs
 
-# Key sent when the endpoint needs none (a local vLLM server); the SDK insists on one.
+# Key sent when the endpoint needs none (a local vLLM server), as the OpenAI SDK does.
 _PLACEHOLDER_API_KEY = "EMPTY"
 _RETRYABLE_STATUS = {408, 409, 425, 429}
 _ENDPOINT_STATUS = {401, 403, 404}
-# The endpoint the SDK uses when no base URL is given.
+# The endpoint the OpenAI SDK uses when no base URL is given.
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _DEFAULTS = JudgeConfig(model="defaults")
+_MESSAGE_CHARACTERS = 300  # of an error body quoted in a message
+# Headers the OpenAI SDK adds from these variables (organisation and project of the key).
+_ACCOUNT_HEADERS = {"OpenAI-Organization": "OPENAI_ORG_ID", "OpenAI-Project": "OPENAI_PROJECT_ID"}
 
 
 class OpenAIJudgeBackend:
@@ -41,10 +54,10 @@ class OpenAIJudgeBackend:
 
     def __init__(self, config: JudgeConfig):
         try:
-            import openai  # noqa: F401
+            import aiohttp  # noqa: F401
         except ImportError as error:  # pragma: no cover - depends on the environment
             raise ImportError(
-                "the LLM judge needs the openai package: pip install 'condambig[judge]'"
+                "the LLM judge needs the aiohttp package: pip install 'condambig[judge]'"
             ) from error
         if config.base_url is None and not config.api_key:
             raise ValueError(
@@ -54,8 +67,10 @@ class OpenAIJudgeBackend:
             )
         self.config = config
         self.model_name = config.model
-        self._client: Any = None
-        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._url = normalized_base_url(config.base_url) + "/chat/completions"
+        self._session: Any = None
+        self._session_loop: asyncio.AbstractEventLoop | None = None
+        self._proxy: str | None = None
         self._logprobs_supported = config.top_logprobs > 0
 
     @property
@@ -82,7 +97,7 @@ class OpenAIJudgeBackend:
         """One chat-completions request. When the endpoint refuses log-probabilities, they
         are switched off for this backend and :class:`LogprobsRefusedError` asks the engine
         to send the prompt again (so does every request that was in flight with them)."""
-        import openai
+        import aiohttp
 
         arguments: dict[str, Any] = {
             "model": self.config.model,
@@ -93,25 +108,43 @@ class OpenAIJudgeBackend:
         with_logprobs = self._logprobs_supported
         if with_logprobs:
             arguments.update(logprobs=True, top_logprobs=self.config.top_logprobs)
+        session, proxy = self._session_for_this_loop()
         try:
-            response = await self._client_for_this_loop().chat.completions.create(**arguments)
-        except openai.BadRequestError as error:
-            if with_logprobs and "logprob" in str(error).lower():
+            async with session.post(self._url, data=json.dumps(arguments).encode(),
+                                    allow_redirects=False, proxy=proxy) as response:
+                status, headers = response.status, response.headers
+                body = await response.read()
+        except asyncio.TimeoutError as error:  # aiohttp's own timeouts included
+            raise TransientJudgeError(
+                f"judge request timed out after {self.config.timeout_seconds:g} s") from error
+        except aiohttp.ClientConnectionError as error:
+            raise TransientJudgeError(
+                f"cannot reach the judge endpoint: {_one_line(error)}") from error
+        except aiohttp.ClientError as error:  # a broken response (truncated body, bad header)
+            raise TransientJudgeError(
+                f"judge request failed: {type(error).__name__}: {_one_line(error)}") from error
+        if not 200 <= status < 300:
+            message, code = _error_message(body)
+            if status == 400 and with_logprobs and "logprob" in message.lower():
                 # Some models/servers refuse logprobs: judge with the parsed integer instead.
                 self._logprobs_supported = False
                 raise LogprobsRefusedError(
-                    f"judge endpoint refused log-probabilities: {error.message}") from error
-            raise _classify(error) from error
-        except openai.OpenAIError as error:
-            raise _classify(error) from error
-        except (json.JSONDecodeError, ValueError, TypeError) as error:
+                    f"judge endpoint refused log-probabilities: {message}")
+            raise classify_status(status, message, code, headers)
+        try:
+            reply = json.loads(body)
+        except ValueError as error:  # also a body that is not UTF-8
             raise TransientJudgeError(f"malformed judge response body: {error}") from error
-        return _completion(response, self._settings(with_logprobs))
+        return _completion(reply, self._settings(with_logprobs))
 
     async def aclose(self) -> None:
-        if self._client is not None:
-            client, self._client, self._client_loop = self._client, None, None
-            await client.close()
+        if self._session is not None:
+            session, loop = self._session, self._session_loop
+            self._session, self._session_loop = None, None
+            if loop is asyncio.get_running_loop():
+                await session.close()
+            else:  # its loop has ended: its connections went with it
+                _abandon(session)
 
     def __getstate__(self) -> dict[str, Any]:
         return {"config": self.config}
@@ -119,20 +152,34 @@ class OpenAIJudgeBackend:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["config"])
 
-    def _client_for_this_loop(self) -> Any:
-        """An AsyncOpenAI client bound to the running loop (a new loop needs a new client)."""
-        import openai
+    def _session_for_this_loop(self) -> tuple[Any, str | None]:
+        """The aiohttp session bound to the running loop (a new loop needs a new session),
+        and the proxy for the endpoint.
+
+        The pool has no limit of its own: the engine bounds the requests in flight, and
+        every finished request leaves its connection open for the next one. Proxies come
+        from the ``*_PROXY`` / ``NO_PROXY`` variables, as the SDK's httpx client read them;
+        they are looked up once here, not per request.
+        """
+        import aiohttp
 
         loop = asyncio.get_running_loop()
-        if self._client is None or self._client_loop is not loop:
-            self._client = openai.AsyncOpenAI(
-                api_key=self.config.api_key or _PLACEHOLDER_API_KEY,
-                base_url=self.config.base_url,
-                timeout=self.config.timeout_seconds,
-                max_retries=0,
+        if self._session is None or self._session_loop is not loop:
+            if self._session is not None:
+                _abandon(self._session)
+            headers = {"Authorization": f"Bearer {self.config.api_key or _PLACEHOLDER_API_KEY}",
+                       "Content-Type": "application/json", "Accept": "application/json"}
+            for header, variable in _ACCOUNT_HEADERS.items():
+                if os.environ.get(variable):
+                    headers[header] = os.environ[variable]
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=0),
+                timeout=aiohttp.ClientTimeout(total=self.config.timeout_seconds),
+                headers=headers,
             )
-            self._client_loop = loop
-        return self._client
+            self._session_loop = loop
+            self._proxy = _proxy_for(self._url)
+        return self._session, self._proxy
 
 
 def normalized_base_url(base_url: str | None) -> str:
@@ -161,47 +208,84 @@ def openai_judge_engine(
     return JudgeEngine(
         OpenAIJudgeBackend(config), cache, concurrency=config.concurrency,
         max_retries=config.max_retries,
-        request_timeout_seconds=config.timeout_seconds * 1.5,  # safety net over the SDK's own
+        request_timeout_seconds=config.timeout_seconds * 1.5,  # safety net over the session's own
         retry_budget_seconds=config.retry_budget_seconds,
         progress_factory=progress_factory,
     )
 
 
-def _classify(error: Exception) -> Exception:
-    """Map an SDK error to a transient or permanent judge error with an actionable message."""
-    import openai
-
-    if isinstance(error, openai.APITimeoutError):
-        return TransientJudgeError(f"judge request timed out: {error}")
-    if isinstance(error, openai.APIConnectionError):
-        return TransientJudgeError(f"cannot reach the judge endpoint: {error}")
-    if isinstance(error, openai.APIResponseValidationError):
-        return TransientJudgeError(f"malformed judge response body: {error}")
-    if isinstance(error, openai.APIStatusError):
-        status = error.status_code
-        retry_after = retry_after_seconds(getattr(error.response, "headers", None) or {})
-        waited = "" if retry_after is None else f" (Retry-After {retry_after:g} s)"
-        if status == 429 and error.code == "insufficient_quota":
-            return PermanentJudgeError(
-                f"judge endpoint returned HTTP 429: {error.message}. What to do: the account "
-                "has no quota left; add credit or use another key", affects_all_requests=True)
-        if status == 429 or (status == 503 and retry_after is not None):
-            return RateLimitedError(
-                f"judge endpoint returned HTTP {status}{waited}: {error.message}",
-                retry_after=retry_after)
-        if status in _RETRYABLE_STATUS or status >= 500:
-            return TransientJudgeError(f"judge endpoint returned HTTP {status}{waited}: "
-                                       f"{error.message}", retry_after=retry_after)
-        hint = {
-            401: "check the key in CONDAMBIG_JUDGE_API_KEY or OPENAI_API_KEY",
-            403: "the key is not allowed to use this model",
-            404: "check CONDAMBIG_JUDGE_MODEL and CONDAMBIG_JUDGE_BASE_URL, which should end in /v1",
-        }.get(status, "the endpoint rejected the request")
+def classify_status(status: int, message: str, code: str | None,
+                    headers: Mapping[str, str]) -> JudgeError:
+    """An HTTP error answer as a transient, rate-limit or permanent judge error with an
+    actionable message (``message`` and ``code``: the body's ``error.message`` and
+    ``error.code``)."""
+    retry_after = retry_after_seconds(headers)
+    waited = "" if retry_after is None else f" (Retry-After {retry_after:g} s)"
+    if status == 429 and code == "insufficient_quota":
         return PermanentJudgeError(
-            f"judge endpoint returned HTTP {status}: {error.message}. What to do: {hint}",
-            affects_all_requests=status in _ENDPOINT_STATUS,
-        )
-    return TransientJudgeError(f"judge request failed: {type(error).__name__}: {error}")
+            f"judge endpoint returned HTTP 429: {message}. What to do: the account "
+            "has no quota left; add credit or use another key", affects_all_requests=True)
+    if status == 429 or (status == 503 and retry_after is not None):
+        return RateLimitedError(f"judge endpoint returned HTTP {status}{waited}: {message}",
+                                retry_after=retry_after)
+    if status in _RETRYABLE_STATUS or status >= 500:
+        return TransientJudgeError(f"judge endpoint returned HTTP {status}{waited}: {message}",
+                                   retry_after=retry_after)
+    if 300 <= status < 400:
+        return PermanentJudgeError(
+            f"judge endpoint returned HTTP {status}, a redirect to "
+            f"{headers.get('location') or 'an unnamed address'}. What to do: set "
+            "CONDAMBIG_JUDGE_BASE_URL to the address it names (redirects are not followed, so "
+            "the API key only goes to the configured base URL)", affects_all_requests=True)
+    hint = {
+        401: "check the key in CONDAMBIG_JUDGE_API_KEY or OPENAI_API_KEY",
+        403: "the key is not allowed to use this model",
+        404: "check CONDAMBIG_JUDGE_MODEL and CONDAMBIG_JUDGE_BASE_URL, which should end in /v1",
+    }.get(status, "the endpoint rejected the request")
+    return PermanentJudgeError(
+        f"judge endpoint returned HTTP {status}: {message}. What to do: {hint}",
+        affects_all_requests=status in _ENDPOINT_STATUS,
+    )
+
+
+def _error_message(body: bytes) -> tuple[str, str | None]:
+    """The message and code of an error answer: ``error.message`` / ``error.code`` of a JSON
+    body (OpenAI), or its top-level ``message`` / ``code`` (vLLM), else the body's text."""
+    text = body.decode("utf-8", "replace").strip()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        error = data.get("error", data)
+        if isinstance(error, dict):
+            message, code = error.get("message"), error.get("code")
+            if isinstance(message, str) and message.strip():
+                return _one_line(message), None if code is None else str(code)
+    return _one_line(text) or "(no message)", None
+
+
+def _one_line(text: object) -> str:
+    """``text`` on one line, cut to a readable length."""
+    line = " ".join(str(text).split())
+    return line if len(line) <= _MESSAGE_CHARACTERS else line[:_MESSAGE_CHARACTERS] + "…"
+
+
+def _proxy_for(url: str) -> str | None:
+    """The proxy the ``*_PROXY`` / ``NO_PROXY`` variables name for ``url``; None: direct."""
+    parts = urlsplit(url)
+    if parts.hostname and urllib.request.proxy_bypass(parts.hostname):
+        return None
+    return urllib.request.getproxies().get(parts.scheme)
+
+
+def _abandon(session: Any) -> None:
+    """Let go of a session whose event loop has ended without closing it: mark its
+    connector closed, so that collecting it logs no "Unclosed client session" error (the
+    sockets, which only that loop could close, are closed when collected)."""
+    connector = session.connector
+    if connector is not None and not connector.closed:
+        connector._close()  # the synchronous part of ``close()``; the loop to await it is gone
 
 
 def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
@@ -234,25 +318,28 @@ def _finite(text: str | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
-def _completion(response: Any, settings: Mapping[str, str]) -> JudgeCompletion:
+def _completion(reply: Any, settings: Mapping[str, str]) -> JudgeCompletion:
     """Text and top logprobs of the first choice; a body without them is malformed."""
-    choices = getattr(response, "choices", None)
-    if not choices:
+    choices = reply.get("choices") if isinstance(reply, dict) else None
+    if not choices or not isinstance(choices, list):
         raise TransientJudgeError("malformed judge response: no choices")
-    choice = choices[0]
-    message = getattr(choice, "message", None)
-    text = getattr(message, "content", None)
+    choice = choices[0] if isinstance(choices[0], dict) else {}
+    message = choice.get("message")
+    text = message.get("content") if isinstance(message, dict) else None
     if not isinstance(text, str):
         raise TransientJudgeError("malformed judge response: the first choice has no text")
-    content = getattr(getattr(choice, "logprobs", None), "content", None)
+    logprobs = choice.get("logprobs")
+    content = logprobs.get("content") if isinstance(logprobs, dict) else None
     if not content:
         return JudgeCompletion(text=text, token_logprobs=None, cache_settings=settings)
-    tokens = [
-        token_logprobs(
-            entry.token, entry.logprob,
-            ((alternative.token, alternative.logprob)
-             for alternative in (getattr(entry, "top_logprobs", None) or [])),
-        )
-        for entry in content
-    ]
+    try:
+        tokens = [
+            token_logprobs(entry["token"], entry.get("logprob"),
+                           ((alternative["token"], alternative.get("logprob"))
+                            for alternative in (entry.get("top_logprobs") or [])))
+            for entry in content
+        ]
+    except (KeyError, TypeError, AttributeError) as error:
+        raise TransientJudgeError(
+            f"malformed judge response: unreadable log-probabilities ({error!r})") from error
     return JudgeCompletion(text=text, token_logprobs=tokens, cache_settings=settings)

@@ -20,6 +20,10 @@ WEIGHTING_CONDAMBIG = "condambig"
 WEIGHTING_DEEPEVAL = "deepeval"
 JUDGE_WEIGHTINGS = (WEIGHTING_CONDAMBIG, WEIGHTING_DEEPEVAL)
 DEFAULT_JUDGE_WEIGHTING = WEIGHTING_CONDAMBIG
+# Judge requests in flight at once, for every front end: a fast local judge is limited by
+# the judge, not the client, well past this (``benchmarks/judge_throughput.py``), and a
+# rate-limited endpoint is slowed down by the engine (``judge.throttle``).
+DEFAULT_JUDGE_CONCURRENCY = 32
 
 
 @dataclass(frozen=True)
@@ -83,7 +87,7 @@ class JudgeConfig:
     model: str
     base_url: str | None = None
     api_key: str | None = None
-    concurrency: int = 16
+    concurrency: int = DEFAULT_JUDGE_CONCURRENCY
     max_retries: int = 4
     timeout_seconds: float = 60.0
     cache_path: str | None = None  # sqlite file chosen by the user

@@ -38,8 +38,8 @@ SCRIPT = {
 
 def test_every_request_in_flight_follows_the_logprob_fallback(judge_server, make_engine) -> None:
     # 8 distinct prompts sent at once; the server refuses logprobs after 200 ms, so all 8
-    # are in flight when the first refusal comes back. The engine starts with one request in
-    # flight and grows to its bound with each success: warm it up first.
+    # are in flight when the first refusal comes back. The engine's start allows one request
+    # in flight and doubles that every 25 ms: warm it up first.
     server = judge_server({**SCRIPT, "latency_ms": 200})
     engine = make_engine(server, concurrency=8, max_retries=0)
     engine.judge_many_sync([request(f"warm-up {i}") for i in range(8)])

@@ -1,8 +1,9 @@
 """A loopback OpenAI chat-completions server whose judgements and failures the test controls.
 
 Speaks ``POST /v1/chat/completions`` (with ``logprobs`` / ``top_logprobs``, and ``stream``),
-``GET /v1/models``, plus test endpoints ``GET /stats`` (request counters; ``?prompts=1``
-adds every prompt received), ``POST /reset`` and ``POST /script`` (replace the script).
+``GET /v1/models``, plus test endpoints ``GET /stats`` (request counters, and
+``connections``: how many TCP connections carried them; ``?prompts=1`` adds every prompt
+received), ``POST /reset`` and ``POST /script`` (replace the script).
 
 A *script* (dict or JSON file) says what to answer::
 
@@ -37,11 +38,15 @@ that names its wait). ``GET /stats?timeline=1`` adds one entry per request: when
 (``at``, ``time.time()``), its outcome and, for an answer naming a wait, the moment the
 wait ends (``retry_until``).
 
+An HTTP fault's error body has ``"code": <kind>`` unless the fault names a ``code`` (e.g.
+``"insufficient_quota"``).
+
 The reply is ``{"score": N, "reason": "..."}`` where N is the most probable integer in
 ``scores``; the score token's top logprobs are ``log(p)`` of every ``scores`` entry (with the
 score token's leading space), so a weighted score can be computed by hand. Fault kinds:
-``429``, ``500``, ``503``, ``408``, ``400``, ``401``, ``403``, ``404`` (HTTP errors),
+``429``, ``500``, ``502``, ``503``, ``408``, ``409``, ``425``, ``400``, ``401``, ``403``, ``404`` (HTTP errors),
 ``timeout`` (sleep ``sleep_seconds`` then answer), ``malformed`` (HTTP 200, invalid JSON),
+``redirect`` (HTTP 307 to the fault's ``location``),
 ``no_choices`` (HTTP 200, JSON without choices), ``disconnect`` (close without answering),
 ``unparseable`` (HTTP 200, a reply with no score in it).
 
@@ -72,8 +77,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-HTTP_FAULTS = {"400", "401", "403", "404", "408", "429", "500", "502", "503"}
-OTHER_FAULTS = {"timeout", "malformed", "no_choices", "disconnect", "unparseable"}
+HTTP_FAULTS = {"400", "401", "403", "404", "408", "409", "425", "429", "500", "502", "503"}
+OTHER_FAULTS = {"timeout", "malformed", "no_choices", "disconnect", "unparseable", "redirect"}
 _TOKEN = re.compile(r"\s*\d{1,3}|\s*[A-Za-z_]+|\s*[^\w\s]+|\s+")
 
 
@@ -138,6 +143,8 @@ class Fault:
     contains: str | None = None
     sleep_seconds: float = 5.0
     retry_after: RetryAfter = RetryAfter()
+    code: str | None = None  # the error body's code (default: the kind)
+    location: str = "http://127.0.0.1:9/v1/chat/completions"  # of a redirect
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Fault:
@@ -149,7 +156,8 @@ class Fault:
         return cls(kind=kind, first=None if first is None else int(first),
                    contains=data.get("contains"),
                    sleep_seconds=float(data.get("sleep_seconds", 5.0)),
-                   retry_after=RetryAfter.from_dict(data))
+                   retry_after=RetryAfter.from_dict(data), code=data.get("code"),
+                   location=str(data.get("location", cls.location)))
 
 
 @dataclass(frozen=True)
@@ -222,12 +230,15 @@ class _State:
             self.max_in_flight = 0
             self.timeline: list[dict[str, Any]] = []
             self.let_through: deque[float] = deque()  # arrival times, for the rate limit
+            self.clients: set[Any] = set()  # client (host, port): one per TCP connection
 
-    def admit(self, body: dict[str, Any], prompt: str) -> tuple[JudgeScript, Fault | None, int]:
+    def admit(self, body: dict[str, Any], prompt: str,
+              client: Any = None) -> tuple[JudgeScript, Fault | None, int]:
         """Count a request and decide which fault (if any) it gets; also its timeline index."""
         with self.lock:
             now = time.time()
             self.requests += 1
+            self.clients.add(client)
             self.prompts.append(prompt)
             self.timeline.append({"at": now, "outcome": None, "retry_until": None})
             index = len(self.timeline) - 1
@@ -270,6 +281,7 @@ class _State:
                 "requests": self.requests,
                 "outcomes": dict(self.outcomes),
                 "max_in_flight": self.max_in_flight,
+                "connections": len(self.clients),
                 "last_request": dict(self.last_request),
             }
             if with_prompts:
@@ -379,9 +391,20 @@ class _Handler(BaseHTTPRequestHandler):
     def _chat_completion(self, body: dict[str, Any]) -> None:
         state = self.server.state
         prompt = _last_user_text(body.get("messages", []))
-        script, fault, index = state.admit(body, prompt)
+        script, fault, index = state.admit(body, prompt, self.client_address)
         outcome = "ok"
         retry_until = None
+        settled = False
+
+        def settle() -> None:
+            # The outcome is recorded before the answer's first byte: a client that has its
+            # answer finds it in /stats.
+            nonlocal settled
+            if not settled:
+                settled = True
+                state.finish(outcome, index, retry_until)
+
+        self._before_answer = settle
         try:
             if script.latency_ms:
                 time.sleep(script.latency_ms / 1000)
@@ -400,8 +423,11 @@ class _Handler(BaseHTTPRequestHandler):
                 outcome = fault.kind
                 if fault.kind in HTTP_FAULTS:
                     headers, retry_until = fault.retry_after.headers(time.time())
-                    self._json(int(fault.kind), _error(f"injected HTTP {fault.kind}", fault.kind),
-                               headers)
+                    self._json(int(fault.kind), _error(f"injected HTTP {fault.kind}",
+                                                       fault.code or fault.kind), headers)
+                    return
+                if fault.kind == "redirect":
+                    self._json(307, _error("moved", "redirect"), {"Location": fault.location})
                     return
                 if fault.kind == "malformed":
                     self._raw(200, b'{"id": "chatcmpl-broken", "choices": [{"mess', "application/json")
@@ -413,6 +439,7 @@ class _Handler(BaseHTTPRequestHandler):
                     return
                 if fault.kind == "disconnect":
                     self.close_connection = True
+                    settle()
                     self.connection.shutdown(2)
                     return
                 if fault.kind == "timeout":
@@ -430,7 +457,8 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError, OSError):
             outcome = f"{outcome}-client-gone"
         finally:
-            state.finish(outcome, index, retry_until)
+            self._before_answer = None
+            settle()
 
     def _stream(self, payload: dict[str, Any]) -> None:
         """Server-sent events: one chunk per token (with its logprobs), then usage and [DONE]."""
@@ -469,6 +497,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _raw(self, status: int, data: bytes, content_type: str,
              headers: dict[str, str] | None = None) -> None:
+        before_answer = getattr(self, "_before_answer", None)
+        if before_answer is not None:
+            before_answer()
         self.send_response(status)
         for name, value in (headers or {}).items():
             self.send_header(name, value)
