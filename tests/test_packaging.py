@@ -128,6 +128,9 @@ def test_regular_wheel_ships_the_pth_file_at_the_root(tmp_path):
         assert f"condambig_tasks/{benchmark}/eval.yaml" in names  # the catalogue listings
     assert any(n.startswith("condambig_metrics/") for n in names)
     assert any(n.startswith("condambig/") for n in names)
+    for notice in ("LICENSE", "NOTICE"):  # MIT, and the upstream data and scripts
+        assert any(n.startswith("condambig-") and ".dist-info/" in n
+                   and n.endswith("/" + notice) for n in names), notice
 
 
 def _isolated_venv_seeing_this_environment(venv: Path) -> Path:
