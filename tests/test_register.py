@@ -26,7 +26,10 @@ metadata = pytest.importorskip(
 
 REPOSITORY = "https://github.com/example-owner/condambig"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
-SEEDS = REPO_ROOT.parent.parent / "shared" / "seeds"
+# the papers' texts, in the shared folder beside the checkout (or beside its worktree folder)
+SEEDS = next((folder for folder in (REPO_ROOT.parent / "shared" / "seeds",
+                                    REPO_ROOT.parents[1] / "shared" / "seeds")
+              if folder.is_dir()), REPO_ROOT.parent / "shared" / "seeds")
 
 
 def command() -> list[str]:
