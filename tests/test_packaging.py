@@ -105,6 +105,22 @@ def test_inspect_lists_the_tasks():
     assert "condambig/condambigqa" in registered.stdout, registered.stderr[-2000:]
 
 
+@pytest.mark.e2e
+def test_the_readme_inspect_listing_command_lists_every_task(tmp_path):
+    """README's "Listing the tasks" command, run as written from another folder."""
+    import re
+
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    [command] = re.findall(r"Inspect: `(.*?inspect list tasks.*?)`", readme)
+    result = subprocess.run(["bash", "-c", command], capture_output=True, text=True,
+                            cwd=tmp_path, env=subprocess_env(), timeout=300)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr[-2000:]
+    from condambig_tasks.register import inspect_tasks
+
+    listed = {line.split("@", 1)[1] for line in result.stdout.split() if "@" in line}
+    assert listed == {task.name for task in inspect_tasks()}
+
+
 def _build_wheel(tmp_path: Path) -> Path:
     """The project's wheel, built from a copy of the checkout (a build leaves ``build/``
     behind, which would make ``inspect list tasks`` in the checkout show every task twice)."""
@@ -128,6 +144,9 @@ def test_regular_wheel_ships_the_pth_file_at_the_root(tmp_path):
         assert f"condambig_tasks/{benchmark}/eval.yaml" in names  # the catalogue listings
     assert any(n.startswith("condambig_metrics/") for n in names)
     assert any(n.startswith("condambig/") for n in names)
+    for notice in ("LICENSE", "NOTICE"):  # MIT, and the upstream data and scripts
+        assert any(n.startswith("condambig-") and ".dist-info/" in n
+                   and n.endswith("/" + notice) for n in names), notice
 
 
 def _isolated_venv_seeing_this_environment(venv: Path) -> Path:

@@ -252,6 +252,33 @@ def test_report_from_real_lm_eval_and_inspect_runs(real_runs, tmp_path):
 
 
 @pytest.mark.e2e
+def test_register_entries_report_the_real_inspect_runs(real_runs, tmp_path):
+    """``condambig-register`` on the same real Inspect logs: each task's entry has an
+    evaluation_report with the log's headline, valid for inspect_evals' own model."""
+    from inspect_ai.log import read_eval_log
+
+    from tests.test_register import COMMIT, load_entries, register
+
+    metadata = pytest.importorskip("inspect_evals.metadata")
+    result = register(tmp_path / "register", *map(str, real_runs["inspect"]), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    entries = load_entries(tmp_path / "register")
+    for path in real_runs["inspect"]:
+        log = read_eval_log(str(path), header_only=True)
+        task = log.eval.task.split("/")[-1]
+        headline = log.eval.metadata["headline_metric"]
+        report = entries[task].evaluation_report
+        assert isinstance(report, metadata.EvaluationReport) and report.commit == COMMIT
+        [row] = report.results
+        assert row.model == log.eval.model and row.task == task
+        [score] = log.results.scores
+        assert row.metrics[0].key == headline
+        assert row.metrics[0].value == pytest.approx(score.metrics[headline].value)
+        assert report.version == str(log.eval.task_version)
+        assert report.notes and "3 of" in report.notes[0]  # --limit 3
+
+
+@pytest.mark.e2e
 def test_a_path_of_the_wrong_kind_is_one_error_line(tmp_path):
     other = tmp_path / "other.json"
     other.write_text(json.dumps({"hello": "world"}))

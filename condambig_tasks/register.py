@@ -1,0 +1,342 @@
+"""``condambig-register``: one inspect_evals register entry per Inspect task.
+
+inspect_evals lists evaluations hosted elsewhere as register entries,
+``register/<id>/eval.yaml``, validated by ``inspect_evals.metadata.ExternalEvalMetadata``
+(inspect-evals 0.26.0): one task per entry (its issue #1645), each with the path of its
+``@task`` file in the upstream repository and, optionally, an ``evaluation_report`` of
+runs. Everything here is read from the code: the Inspect tasks as Inspect lists them
+(name, file; docstring and defaults from the function), the benchmark (title, version) from
+:mod:`condambig_tasks.registry`, and the paper, description, tags and split sizes from the
+benchmark's catalogue listing ``condambig_tasks/<benchmark>/eval.yaml``.
+
+    condambig-register --repository-url https://github.com/OWNER/condambig \\
+        --commit <40-hex sha> --out register/ [logs/*.eval ...]
+
+Exit code 0, or 2 with one ``condambig-register: ...`` line for input it cannot use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import math
+import os
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import yaml
+
+from condambig_tasks import registry
+from condambig_tasks.errors import TRACEBACK_VARIABLE, CondambigError
+
+PROG = "condambig-register"
+INSPECT_PREFIX = "condambig/"
+# the repository folder installed as the ``condambig`` package ([tool.setuptools] package-dir)
+INSPECT_SOURCE_DIR = "inspect_tasks"
+LISTING_NAME = "eval.yaml"
+ENTRY_FILE = "eval.yaml"
+LOG_SUFFIXES = (".eval", ".json")
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+
+
+class RegisterError(CondambigError):
+    """An argument or a run log the register entries cannot be written from."""
+
+
+@dataclass(frozen=True)
+class InspectTask:
+    """One ``@task`` of this package, as Inspect registers it."""
+
+    name: str  # the function name, e.g. ``abg_coqa_detection``
+    benchmark: str  # its file, ``inspect_tasks/<benchmark>.py``
+    task_path: str  # the ``@task`` file in the repository
+    summary: str  # the docstring's first paragraph, on one line
+    defaults: Mapping[str, Any]  # ``-T`` parameters and their defaults
+
+
+def inspect_tasks() -> list[InspectTask]:
+    """Every ``@task`` in the ``condambig`` package, as ``inspect list tasks`` finds them."""
+    import importlib
+
+    from inspect_ai import list_tasks
+
+    import condambig
+
+    package_dir = Path(condambig.__file__).resolve().parent
+    found = []
+    for info in list_tasks(root_dir=package_dir):
+        relative = Path(info.file)
+        function = getattr(importlib.import_module(f"condambig.{relative.stem}"), info.name)
+        summary = (inspect.getdoc(function) or "").split("\n\n")[0]
+        found.append(InspectTask(
+            name=info.name, benchmark=relative.stem,
+            task_path=(Path(INSPECT_SOURCE_DIR) / relative).as_posix(),
+            summary=" ".join(summary.split()),
+            defaults={key: parameter.default for key, parameter
+                      in inspect.signature(function).parameters.items()}))
+    return sorted(found, key=lambda task: task.name)
+
+
+def read_listing(benchmark: str) -> dict[str, Any]:
+    """The benchmark's catalogue listing (kept equal to the code by tests/test_listing.py)."""
+    from importlib.resources import files
+
+    module = registry.available()[benchmark].partition(":")[0]
+    package = module.rsplit(".", 1)[0]
+    source = files(package) / LISTING_NAME
+    if not source.is_file():
+        raise RegisterError(f"benchmark {benchmark!r} has no {LISTING_NAME} listing in "
+                            f"{package}; write one (see docs/adding-a-benchmark.md).")
+    return yaml.safe_load(source.read_text(encoding="utf-8"))
+
+
+def listed_task(listing: Mapping[str, Any], task: InspectTask) -> Mapping[str, Any] | None:
+    """The listing's task that ``inspect eval condambig/<task>`` runs with no ``-T``."""
+    for entry in listing.get("tasks") or []:
+        arguments = entry.get("inspect_args") or {}
+        if entry.get("inspect") == INSPECT_PREFIX + task.name and all(
+                task.defaults.get(key) == value for key, value in arguments.items()):
+            return entry
+    return None
+
+
+def one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def build_entry(task: InspectTask, repository_url: str, commit: str,
+                contributors: Sequence[str], maintainers: Sequence[str]) -> dict[str, Any]:
+    """The register entry of one Inspect task (the fields of ``ExternalEvalMetadata``)."""
+    benchmark = registry.get(task.benchmark)
+    listing = read_listing(task.benchmark)
+    variant = task.name.removeprefix(task.benchmark).strip("_").replace("_", " ")
+    description = one_line(listing["description"])
+    if variant:
+        description += f" This task: {task.summary}"
+    listed = listed_task(listing, task)
+    source: dict[str, Any] = {"repository_url": repository_url, "repository_commit": commit}
+    if maintainers:
+        source["maintainers"] = list(maintainers)
+    entry: dict[str, Any] = {
+        "full_title": one_line(listing["title"]) + (f" ({variant})" if variant else ""),
+        "common_title": benchmark.title + (f" {variant}" if variant else ""),
+        "paper_title": one_line(listing["paper"]["title"]),
+        "description": description,
+        "contributors": list(contributors),
+        "tasks": [{"name": task.name, "task_path": task.task_path}],
+    }
+    if listed and listed.get("dataset_samples"):
+        entry["tasks"][0]["dataset_samples"] = int(listed["dataset_samples"])
+    if listing.get("arxiv"):
+        entry["arxiv"] = str(listing["arxiv"])
+    if listing.get("tags"):
+        entry["tags"] = list(listing["tags"])
+    entry["source"] = source
+    return entry
+
+
+# ---------------------------------------------------------------------- run logs
+
+
+@dataclass(frozen=True)
+class LoggedRun:
+    """The headline of one finished Inspect run of a condambig task."""
+
+    path: Path
+    task: str
+    row: dict[str, Any]
+    command: str
+    version: str
+
+
+def log_files(paths: Sequence[str]) -> list[Path]:
+    """The logs named, a folder standing for the logs in it (recursively)."""
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            inside = sorted(p for p in path.rglob("*")
+                            if p.is_file() and p.suffix in LOG_SUFFIXES)
+            if not inside:
+                raise RegisterError(f"{path}: holds no Inspect log (.eval or .json).")
+            found.extend(inside)
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise RegisterError(f"{path}: no such file or folder; give Inspect logs "
+                                "(.eval, or .json from --log-format json).")
+    return found
+
+
+def read_run(path: Path) -> LoggedRun:
+    """One log's row: the model, its headline metric (and stderr), what the run used."""
+    from inspect_ai.log import read_eval_log
+
+    try:
+        log = read_eval_log(str(path), header_only=True)
+    except Exception as error:  # a file that is not an Inspect log
+        raise RegisterError(f"{path}: cannot be read as an Inspect log "
+                            f"({type(error).__name__}).") from None
+    spec = log.eval
+    if not spec.task.startswith(INSPECT_PREFIX):
+        raise RegisterError(f"{path}: task {spec.task!r} is not a condambig Inspect task.")
+    if log.status != "success" or log.results is None:
+        raise RegisterError(f"{path}: the run did not finish (status {log.status}); "
+                            "report finished runs only.")
+    task = spec.task[len(INSPECT_PREFIX):]
+    metadata = spec.metadata or {}
+    headline = metadata.get("headline_metric")
+    if not isinstance(headline, str):
+        raise RegisterError(f"{path}: the run has no headline metric (a setting that needs "
+                            "a judge, run without one); report runs with a headline.")
+    metrics = {name: metric.value for score in log.results.scores
+               for name, metric in score.metrics.items()}
+    value = metrics.get(headline)
+    if not isinstance(value, int | float) or not math.isfinite(value):
+        raise RegisterError(f"{path}: headline {headline} has no value ({value!r}); "
+                            "see the log's null_reasons.")
+    reported = [{"key": headline, "value": float(value)}]
+    stderr = metrics.get(f"{headline}_stderr")
+    if isinstance(stderr, int | float) and math.isfinite(stderr):
+        reported.append({"key": "stderr", "value": float(stderr)})
+    model = spec.model
+    row: dict[str, Any] = {"model": model, "provider": model.split("/", 1)[0], "task": task,
+                           "metrics": reported, "date": str(spec.created)[:10],
+                           "samples": log.results.completed_samples}
+    arguments = {key: value for key, value in (spec.task_args or {}).items()
+                 if value is not None}
+    if arguments:
+        row["task_args"] = arguments
+    grader = _grader(spec.model_roles)
+    if grader:
+        row["grader"] = grader
+    flags = "".join(f" -T {key}={value}" for key, value in arguments.items())
+    if grader:
+        flags += f" --model-role grader={grader}"
+    return LoggedRun(path=path, task=task, row=row, version=str(spec.task_version),
+                     command=f"inspect eval {spec.task}{flags} --model {{model}}")
+
+
+def _grader(roles: Any) -> str | None:
+    grader = (roles or {}).get("grader")
+    if isinstance(grader, list):
+        grader = grader[0] if grader else None
+    return getattr(grader, "model", None) if grader is not None else None
+
+
+def evaluation_report(task: InspectTask, runs: Sequence[LoggedRun], commit: str,
+                      dataset_samples: int | None) -> dict[str, Any]:
+    """The ``evaluation_report`` block of one task's runs (all at the code's version)."""
+    version = registry.get(task.benchmark).version
+    for run in runs:
+        if run.version != version:
+            raise RegisterError(
+                f"{run.path}: a run of {task.name} version {run.version}, but this code is "
+                f"version {version}; its numbers are not those of commit {commit}. Leave it "
+                "out or rerun it.")
+    rows = [dict(run.row) for run in runs]
+    report: dict[str, Any] = {"results": rows, "commit": commit, "version": version}
+    commands = {run.command for run in runs}
+    if len(commands) == 1:
+        report["command"] = next(iter(commands)).replace("{model}", "<model>")
+    else:
+        for row, run in zip(rows, runs, strict=True):
+            row["command"] = run.command.format(model=row["model"])
+    partial = [f"{row['model']}: {row['samples']} of {dataset_samples} samples" for row in rows
+               if dataset_samples and (row["samples"] or 0) < dataset_samples]
+    if partial:
+        report["notes"] = ["Runs on part of the split: " + "; ".join(partial) + "."]
+    return report
+
+
+# ---------------------------------------------------------------------- command
+
+
+def write_entries(out: Path, repository_url: str, commit: str, logs: Sequence[str],
+                  contributors: Sequence[str], maintainers: Sequence[str]) -> list[Path]:
+    """Write ``<out>/<task>/eval.yaml`` for every Inspect task; returns the files."""
+    tasks = inspect_tasks()
+    runs = [read_run(path) for path in log_files(logs)]
+    known = {task.name for task in tasks}
+    for run in runs:
+        if run.task not in known:
+            raise RegisterError(f"{run.path}: task condambig/{run.task} is not one of "
+                                f"this package's Inspect tasks ({', '.join(sorted(known))}).")
+    entries = {}
+    for task in tasks:  # every entry before any file: bad input writes nothing
+        entry = build_entry(task, repository_url, commit, contributors, maintainers)
+        own = [run for run in runs if run.task == task.name]
+        if own:
+            entry["evaluation_report"] = evaluation_report(
+                task, own, commit, entry["tasks"][0].get("dataset_samples"))
+        entries[task.name] = entry
+    written = []
+    for name, entry in entries.items():
+        path = out / name / ENTRY_FILE
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump(entry, allow_unicode=True, sort_keys=False,
+                                       default_flow_style=False, width=100),
+                        encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def repository_owner(url: str) -> str:
+    parsed = urlparse(url)
+    owner = parsed.path.strip("/").split("/", 1)[0]
+    if parsed.scheme not in ("http", "https") or not parsed.netloc or not owner:
+        raise RegisterError(f"--repository-url {url!r}: give the repository's web address, "
+                            "e.g. https://github.com/OWNER/condambig.")
+    return owner
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG, description=(
+            "Write one inspect_evals register entry (<out>/<task>/eval.yaml) per Inspect task "
+            "of this package, with an evaluation_report of the headline metric when Inspect "
+            "logs are given (runs of the code at --commit)."))
+    parser.add_argument("--repository-url", required=True,
+                        help="the repository holding this code, e.g. https://github.com/OWNER/condambig")
+    parser.add_argument("--commit", required=True,
+                        help="the full 40-character commit sha the entries point at")
+    parser.add_argument("--out", required=True, type=Path,
+                        help="folder for the entries (inspect_evals' register/)")
+    parser.add_argument("--contributor", action="append", default=[], metavar="NAME",
+                        help="GitHub user who wrote the evaluation; repeatable (default: "
+                             "the repository's owner)")
+    parser.add_argument("--maintainer", action="append", default=[], metavar="NAME",
+                        help="GitHub user who maintains it; repeatable (default: the "
+                             "repository's owner, as inspect_evals does)")
+    parser.add_argument("logs", nargs="*", metavar="LOG",
+                        help="Inspect logs (.eval / .json) or folders of them")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    arguments = build_parser().parse_args(argv)
+    try:
+        owner = repository_owner(arguments.repository_url)
+        if not _COMMIT.fullmatch(arguments.commit):
+            raise RegisterError(f"--commit {arguments.commit!r}: give the full 40-character "
+                                "lower-case sha (git rev-parse HEAD).")
+        written = write_entries(arguments.out, arguments.repository_url.rstrip("/"),
+                                arguments.commit, arguments.logs,
+                                arguments.contributor or [owner], arguments.maintainer)
+    except CondambigError as error:
+        if os.environ.get(TRACEBACK_VARIABLE, "").strip() in {"1", "true"}:
+            raise
+        print(f"{PROG}: {error}", file=sys.stderr)
+        return 2
+    for path in written:
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

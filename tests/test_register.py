@@ -1,0 +1,198 @@
+"""``condambig-register``: the entries it writes are inspect_evals register entries.
+
+The real command runs in a subprocess; every entry it writes is loaded with inspect_evals'
+own loader and model (``inspect_evals.metadata``, inspect-evals 0.26.0: installed with
+``--no-deps``, see README "Test"). The logs are written with Inspect's own
+``write_eval_log``; tests/test_report.py checks the same on the logs of a real run.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from condambig_tasks import registry
+from condambig_tasks.register import INSPECT_SOURCE_DIR, inspect_tasks
+from tests.conftest import REPO_ROOT, executable, subprocess_env
+
+metadata = pytest.importorskip(
+    "inspect_evals.metadata",
+    reason="inspect-evals is not installed: pip install --no-deps inspect-evals==0.26.0")
+
+REPOSITORY = "https://github.com/example-owner/condambig"
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+# the papers' texts, in the shared folder beside the checkout (or beside its worktree folder)
+SEEDS = next((folder for folder in (REPO_ROOT.parent / "shared" / "seeds",
+                                    REPO_ROOT.parents[1] / "shared" / "seeds")
+              if folder.is_dir()), REPO_ROOT.parent / "shared" / "seeds")
+
+
+def command() -> list[str]:
+    """The console script; an editable install older than it runs the module it names."""
+    script = executable("condambig-register")
+    return [script] if Path(script).is_file() else [sys.executable, "-m",
+                                                    "condambig_tasks.register"]
+
+
+def run(arguments: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([*command(), *arguments], capture_output=True, text=True,
+                          env=subprocess_env(), cwd=cwd, timeout=300)
+
+
+def register(out: Path, *arguments: str, cwd: Path) -> subprocess.CompletedProcess:
+    return run(["--repository-url", REPOSITORY, "--commit", COMMIT, "--out", str(out),
+                *arguments], cwd)
+
+
+def test_the_console_script_runs_this_module():
+    tomllib = pytest.importorskip("tomllib")
+    config = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
+    assert config["project"]["scripts"]["condambig-register"] == "condambig_tasks.register:main"
+
+
+def load_entries(out: Path) -> dict[str, Any]:
+    """The entries as inspect_evals loads a register folder (id = the folder's name)."""
+    listing = metadata.load_listing(out)
+    assert all(isinstance(e, metadata.ExternalEvalMetadata) for e in listing.evals)
+    return {entry.id: entry for entry in listing.evals}
+
+
+def inspect_log(path: Path, task: str, model: str, metrics: dict[str, float], *,
+                headline: str | None, version: str, completed: int = 3) -> Path:
+    from inspect_ai.log import (
+        EvalConfig,
+        EvalDataset,
+        EvalLog,
+        EvalMetric,
+        EvalResults,
+        EvalScore,
+        EvalSpec,
+        write_eval_log,
+    )
+
+    benchmark = task.split("/")[-1].split("_detection")[0]
+    spec = EvalSpec(created="2026-01-02T03:04:05+00:00", task=task, task_version=version,
+                    dataset=EvalDataset(), model=model, config=EvalConfig(),
+                    metadata={"benchmark": benchmark, "headline_metric": headline})
+    results = EvalResults(total_samples=completed, completed_samples=completed,
+                          scores=[EvalScore(name=benchmark, scorer=benchmark, metrics={
+                              name: EvalMetric(name=name, value=value)
+                              for name, value in metrics.items()})])
+    write_eval_log(EvalLog(eval=spec, status="success", results=results), str(path))
+    return path
+
+
+def test_one_valid_entry_per_inspect_task(tmp_path):
+    result = register(tmp_path / "register", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    entries = load_entries(tmp_path / "register")
+    tasks = {task.name: task for task in inspect_tasks()}
+    assert set(entries) == set(tasks) and len(tasks) >= 5
+    for name, entry in entries.items():
+        [task] = entry.tasks
+        assert task.name == name
+        assert (REPO_ROOT / task.task_path).is_file(), task.task_path
+        assert f"def {name}(" in (REPO_ROOT / task.task_path).read_text()
+        assert str(entry.source.repository_url).rstrip("/") == REPOSITORY
+        assert entry.source.repository_commit == COMMIT
+        assert entry.source.maintainers == ["example-owner"]
+        assert entry.contributors == ["example-owner"]
+        assert entry.common_title.startswith(registry.get(tasks[name].benchmark).title)
+        assert "\n" not in entry.description
+        assert entry.evaluation_report is None
+    assert entries["abg_coqa_detection"].tasks[0].dataset_samples == 1055
+    assert entries["ambignq"].tasks[0].dataset_samples == 2002
+
+
+def test_task_paths_follow_the_package_layout():
+    tomllib = pytest.importorskip("tomllib")
+    config = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
+    assert config["tool"]["setuptools"]["package-dir"]["condambig"] == INSPECT_SOURCE_DIR
+
+
+def test_arxiv_ids_are_those_the_papers_here_state(tmp_path):
+    """An entry's arXiv id is one a paper text in the shared seeds states (the papers
+    themselves and their reference lists); the others are left out."""
+    if not SEEDS.is_dir():
+        pytest.skip(f"no paper texts at {SEEDS}")
+    texts = "\n".join(path.read_text(errors="replace") for path in SEEDS.iterdir())
+    assert register(tmp_path / "register", cwd=tmp_path).returncode == 0
+    stated = 0
+    for entry in load_entries(tmp_path / "register").values():
+        if entry.arxiv is not None:
+            arxiv_id = str(entry.arxiv).rstrip("/").rsplit("/", 1)[-1]
+            assert f"arXiv:{arxiv_id}" in texts, arxiv_id
+            stated += 1
+    assert stated
+
+
+def test_logs_give_an_evaluation_report_of_the_headline(tmp_path):
+    version = registry.get("ambignq").version
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    inspect_log(logs / "a.eval", "condambig/ambignq", "openai/model-a",
+                {"f1_answer_all": 0.5, "f1_answer_all_stderr": 0.1, "parse_rate": 1.0},
+                headline="f1_answer_all", version=version)
+    inspect_log(logs / "b.eval", "condambig/ambignq", "hf/model-b",
+                {"f1_answer_all": 0.25, "parse_rate": 0.5},
+                headline="f1_answer_all", version=version, completed=2002)
+    result = register(tmp_path / "register", str(logs), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    entries = load_entries(tmp_path / "register")
+    report = entries["ambignq"].evaluation_report
+    assert report is not None and report.commit == COMMIT and report.version == version
+    rows = {row.model: row for row in report.results}
+    assert set(rows) == {"openai/model-a", "hf/model-b"}
+    assert [(m.key, m.value) for m in rows["openai/model-a"].metrics] == \
+        [("f1_answer_all", 0.5), ("stderr", 0.1)]
+    assert [(m.key, m.value) for m in rows["hf/model-b"].metrics] == [("f1_answer_all", 0.25)]
+    assert rows["hf/model-b"].task == "ambignq" and rows["hf/model-b"].provider == "hf"
+    assert report.command == "inspect eval condambig/ambignq --model <model>"
+    assert report.notes == ["Runs on part of the split: openai/model-a: 3 of 2002 samples."]
+    assert all(entry.evaluation_report is None for name, entry in entries.items()
+               if name != "ambignq")
+
+
+@pytest.mark.parametrize("case", ["other_version", "no_headline", "nan_headline",
+                                  "not_condambig", "bad_commit", "missing_log"])
+def test_unusable_input_is_one_line(tmp_path, case):
+    version = registry.get("ambignq").version
+    log = tmp_path / "run.eval"
+    arguments: list[str] = [str(log)]
+    if case == "other_version":
+        inspect_log(log, "condambig/ambignq", "hf/m", {"f1_answer_all": 0.5},
+                    headline="f1_answer_all", version="0.1")
+    elif case == "no_headline":
+        inspect_log(log, "condambig/ambignq", "hf/m", {"parse_rate": 0.5}, headline=None,
+                    version=version)
+    elif case == "nan_headline":
+        inspect_log(log, "condambig/ambignq", "hf/m", {"f1_answer_all": float("nan")},
+                    headline="f1_answer_all", version=version)
+    elif case == "not_condambig":
+        inspect_log(log, "other/task", "hf/m", {"accuracy": 0.5}, headline="accuracy",
+                    version=version)
+    elif case == "bad_commit":
+        arguments = ["--commit", "main"]
+    result = run(["--repository-url", REPOSITORY, "--commit", COMMIT,
+                  "--out", str(tmp_path / "register"), *arguments], tmp_path)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1, result.stderr[-2000:]
+    assert lines[0].startswith("condambig-register: ")
+    assert "Traceback" not in result.stderr
+    if case not in ("bad_commit", "missing_log"):
+        assert str(log) in lines[0]
+    assert not (tmp_path / "register").exists()  # nothing half-written
+
+
+def test_entries_are_yaml_inspect_evals_reads_back(tmp_path):
+    assert register(tmp_path / "register", cwd=tmp_path).returncode == 0
+    raw = yaml.safe_load((tmp_path / "register" / "condambigqa" / "eval.yaml").read_text())
+    assert "id" not in raw  # inspect_evals takes the id from the folder's name
+    assert raw["tasks"] == [{"name": "condambigqa",
+                             "task_path": f"{INSPECT_SOURCE_DIR}/condambigqa.py",
+                             "dataset_samples": 2000}]
