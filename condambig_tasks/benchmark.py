@@ -99,7 +99,6 @@ class Runtime:
 
     judge: Any = None
     roles: Mapping[str, Any] = field(default_factory=dict)
-    front_end: str = "cli"
 
 
 class Benchmark(Generic[Options, Item]):

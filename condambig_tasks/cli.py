@@ -156,7 +156,7 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
     for note in benchmark.run_notes(options, judged):
         print(f"condambig-score {note}", file=sys.stderr)
     if benchmark.needs_corpus_step(options, judged):
-        runtime = Runtime(judge=engine, front_end="cli")
+        runtime = Runtime(judge=engine)
         benchmark.prepare(options, runtime)
         samples = run_blocking(score_run(benchmark, selected, options, runtime))
     else:

@@ -74,7 +74,7 @@ class LmEvalTask:
         judged = _judge_configured(benchmark, options, judge_options)
         for note in benchmark.run_notes(options, judged):
             logger.warning("%s", note)
-        benchmark.prepare(options, Runtime(front_end="lm_eval"))
+        benchmark.prepare(options, Runtime())
         options_json = json.dumps(benchmark.options_to_json(options), sort_keys=True)
         judge_json = json.dumps(judge_options, sort_keys=True)
         judge = settings.judge_config_from_environment(judge_options) if judged else None
@@ -247,7 +247,7 @@ def _summarise_items(benchmark: Benchmark, items: list[dict[str, Any]],
         judge = settings.judge_config_from_environment(judge_options)
         engine = openai_judge_engine(judge, progress_factory=Progress)
     samples = run_blocking(score_run(
-        benchmark, batch, options, Runtime(judge=engine, front_end="lm_eval")))
+        benchmark, batch, options, Runtime(judge=engine)))
     summary = benchmark.summarise(samples, options, judged)
     reasons = benchmark.explain_nulls(samples, options, judged, summary)
     if engine is None:

@@ -22,12 +22,6 @@ BENCHMARKS: dict[str, str] = {
 }
 
 
-def register(name: str, target: str) -> None:
-    """Add a benchmark at run time (``module:Class``), e.g. from a test or another package."""
-    BENCHMARKS[name] = target
-    get.cache_clear()
-
-
 def available() -> dict[str, str]:
     """The built-in benchmarks plus those named in ``CONDAMBIG_EXTRA_BENCHMARKS``."""
     from condambig_tasks import settings

@@ -86,7 +86,7 @@ def benchmark_task(
     if judged:
         check_grader(grader)
         _check_judge_cache(benchmark_name)
-    benchmark.prepare(options, Runtime(roles=dict(model_roles()), front_end="inspect"))
+    benchmark.prepare(options, Runtime(roles=dict(model_roles())))
     options_json = benchmark.options_to_json(options)
     items, provenance = load_with_provenance(
         benchmark, options, judge=str(grader) if judged else None, roles=dict(model_roles()))
@@ -139,8 +139,7 @@ def benchmark_scorer(benchmark_name: str, options: dict[str, Any], judged: bool)
         transcript: list[dict[str, Any]] = []
         if corpus_step:
             # Inspect's own progress display counts the samples scored, judge included
-            runtime = Runtime(judge=judge_engine(), roles=dict(model_roles()),
-                              front_end="inspect")
+            runtime = Runtime(judge=judge_engine(), roles=dict(model_roles()))
             with record_judgements() as transcript:
                 [sample] = await benchmark.score_batch([(item, output)], typed_options,
                                                        runtime)

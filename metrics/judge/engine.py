@@ -163,9 +163,6 @@ class JudgeEngine:
                               for prompt, weighting in unique)
         return [by_ask[ask] for ask in asks]
 
-    async def judge_one(self, request: JudgeRequest) -> JudgeResult:
-        return (await self.judge_many([request]))[0]
-
     def judge_many_sync(self, requests: Sequence[JudgeRequest]) -> list[JudgeResult]:
         """Blocking form for callers without an event loop (lm-eval's aggregation step).
 

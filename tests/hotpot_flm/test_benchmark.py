@@ -74,7 +74,7 @@ def test_roles_play_the_generative_agent_one_sample_at_a_time(flm_data):
     options = benchmark.options({})
     examples = load_examples("full")
     roles = _oracle_roles(examples)
-    runtime = Runtime(roles=roles, front_end="inspect")
+    runtime = Runtime(roles=roles)
     samples = [sample for example in examples for sample in asyncio.run(
         benchmark.score_batch([(example, example.question)], options, runtime))]
     metrics = benchmark.summarise(samples, options, False)
