@@ -34,11 +34,8 @@ from condambig_metrics.text import answer_tokens, exact_match, f1_from_tokens
 AnswerWithConditions = tuple[str, Sequence[str]]
 """One answer and the document elements that are its conditions (official format)."""
 
-METRIC_KEYS = ("EM", "EM_with_conditions", "F1", "F1_with_conditions")
-"""The official script's metric names, in its order."""
-
-SUBSETS = ("total", "yesno", "extractive", "conditional")
-"""The official script's breakdowns, in its order."""
+BREAKDOWNS = ("yesno", "extractive", "conditional")
+"""The official script's breakdowns besides ``total`` (every question), in its order."""
 
 YES_NO = frozenset({"yes", "no"})
 
@@ -64,18 +61,17 @@ FULL_SCORES = QuestionScores(1.0, 1.0, 1.0, 1.0)
 
 @dataclass(frozen=True)
 class QuestionCategories:
-    """Which official breakdowns a question belongs to (``total`` always)."""
+    """Which official breakdowns a question belongs to (besides ``total``, which has all)."""
 
     yesno: bool
     extractive: bool
     conditional: bool
 
-    def member_of(self, subset: str) -> bool:
-        if subset == "total":
-            return True
-        if subset not in SUBSETS:
-            raise ValueError(f"unknown ConditionalQA subset {subset!r}; use one of {SUBSETS}")
-        return bool(getattr(self, subset))
+    def member_of(self, breakdown: str) -> bool:
+        if breakdown not in BREAKDOWNS:
+            raise ValueError(
+                f"unknown ConditionalQA breakdown {breakdown!r}; use one of {BREAKDOWNS}")
+        return bool(getattr(self, breakdown))
 
 
 def question_categories(reference_answers: Sequence[AnswerWithConditions]) -> QuestionCategories:
@@ -178,26 +174,3 @@ def score_question(
     em, em_conditions, f1, f1_conditions = (total / len(reference) * gamma for total in totals)
     return QuestionScores(em, em_conditions, f1, f1_conditions)
 
-
-def subset_mean(values: Sequence[float], members: Sequence[bool]) -> float | None:
-    """Mean over the members only; None when the subset is empty."""
-    chosen = [value for value, member in zip(values, members, strict=True) if member]
-    return sum(chosen) / len(chosen) if chosen else None
-
-
-def summarize(
-    scored: Iterable[tuple[QuestionScores, QuestionCategories]],
-) -> dict[str, dict[str, float | None]]:
-    """The official report: {total, yesno, extractive, conditional} × {EM, ..., F1_with_conditions}.
-
-    Each breakdown averages over its own questions; an empty breakdown is ``None``.
-    """
-    items = list(scored)
-    report: dict[str, dict[str, float | None]] = {}
-    for subset in SUBSETS:
-        members = [categories.member_of(subset) for _, categories in items]
-        report[subset] = {
-            key: subset_mean([scores.values()[index] for scores, _ in items], members)
-            for index, key in enumerate(METRIC_KEYS)
-        }
-    return report

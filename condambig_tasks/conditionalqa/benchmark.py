@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from condambig_metrics.conditionalqa import question_categories, score_question
+from condambig_metrics.conditionalqa import BREAKDOWNS, question_categories, score_question
 from condambig_tasks.benchmark import SUM, Benchmark, MetricSpec, ScoredSample
 from condambig_tasks.conditionalqa.document_view import DocumentView, fit_document
 from condambig_tasks.conditionalqa.loader import (
@@ -30,7 +30,6 @@ from condambig_tasks.conditionalqa.parser import parse_model_output, parse_offic
 from condambig_tasks.conditionalqa.prompts import build_prompt
 from condambig_tasks.conditionalqa.records import ConditionalQAItem
 from condambig_tasks.conditionalqa.scoring import (
-    BREAKDOWNS,
     READING_METRICS,
     SCORE_METRICS,
     question_values,

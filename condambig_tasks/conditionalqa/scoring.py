@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from condambig_metrics.conditionalqa import (
+    BREAKDOWNS,
     ZERO_SCORES,
     QuestionCategories,
     QuestionScores,
@@ -20,9 +21,6 @@ from condambig_tasks.conditionalqa.parser import ParsedAnswers
 
 SCORE_METRICS = ("em", "em_with_conditions", "f1", "f1_with_conditions")
 """The official ``EM``, ``EM_with_conditions``, ``F1``, ``F1_with_conditions``, in its order."""
-
-BREAKDOWNS = ("yesno", "extractive", "conditional")
-"""The official breakdowns; each metric ``<breakdown>_<score>`` averages over its own questions."""
 
 READING_METRICS = ("parse_rate", "out_of_range_citations", "truncated_documents",
                    "outputs_truncated")

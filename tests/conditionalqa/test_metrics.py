@@ -18,8 +18,10 @@ from condambig_metrics.conditionalqa import (
     length_penalty,
     question_categories,
     score_question,
-    summarize,
 )
+from condambig_tasks.benchmark import ScoredSample
+from condambig_tasks.conditionalqa.benchmark import ConditionalQA
+from condambig_tasks.conditionalqa.scoring import SCORE_METRICS, question_values
 
 
 def approx_scores(em, em_c, f1, f1_c):
@@ -191,31 +193,36 @@ def test_question_categories(answers, expected):
 
 
 def test_unknown_subset_is_an_error():
-    with pytest.raises(ValueError, match="unknown ConditionalQA subset"):
+    with pytest.raises(ValueError, match="unknown ConditionalQA breakdown"):
         QuestionCategories(True, False, False).member_of("multihop")
 
 
 # --- corpus report ----------------------------------------------------------------------
 
 
+def _corpus(*questions: tuple[QuestionScores, QuestionCategories]) -> dict:
+    """The corpus values ConditionalQA reports for these per-question scores."""
+    benchmark = ConditionalQA()
+    samples = [ScoredSample(id=str(index), values=question_values(scores, categories))
+               for index, (scores, categories) in enumerate(questions)]
+    return dict(benchmark.metric_values(samples, benchmark.options(), judged=False))
+
+
 def test_summary_averages_each_breakdown_over_its_own_questions():
     yesno = (QuestionScores(1.0, 0.5, 1.0, 0.5), question_categories([("yes", ["<p>c</p>"])]))
     extractive = (QuestionScores(0.0, 0.0, 0.6, 0.6), question_categories([("4 weeks", [])]))
     unanswerable = (QuestionScores(1.0, 1.0, 1.0, 1.0), question_categories([]))
-    report = summarize([yesno, extractive, unanswerable])
-    assert list(report) == ["total", "yesno", "extractive", "conditional"]
-    for block in report.values():
-        assert list(block) == ["EM", "EM_with_conditions", "F1", "F1_with_conditions"]
-    assert report["total"] == pytest.approx(
-        {"EM": 2 / 3, "EM_with_conditions": 1.5 / 3, "F1": 2.6 / 3, "F1_with_conditions": 2.1 / 3}
+    report = _corpus(yesno, extractive, unanswerable)
+    assert {name: report[name] for name in SCORE_METRICS} == pytest.approx(
+        {"em": 2 / 3, "em_with_conditions": 1.5 / 3, "f1": 2.6 / 3, "f1_with_conditions": 2.1 / 3}
     )
-    assert report["yesno"] == {"EM": 1.0, "EM_with_conditions": 0.5, "F1": 1.0, "F1_with_conditions": 0.5}
-    assert report["extractive"] == {"EM": 0.0, "EM_with_conditions": 0.0, "F1": 0.6, "F1_with_conditions": 0.6}
-    assert report["conditional"] == report["yesno"]
+    for breakdown, expected in [("yesno", (1.0, 0.5, 1.0, 0.5)), ("extractive", (0.0, 0.0, 0.6, 0.6)),
+                                ("conditional", (1.0, 0.5, 1.0, 0.5))]:
+        assert [report[f"{breakdown}_{name}"] for name in SCORE_METRICS] == pytest.approx(expected)
 
 
 def test_summary_reports_none_for_an_empty_breakdown():
-    report = summarize([(FULL_SCORES, question_categories([("yes", [])]))])
-    assert report["extractive"] == {"EM": None, "EM_with_conditions": None, "F1": None, "F1_with_conditions": None}
-    assert all(value is None for value in report["conditional"].values())
-    assert report["yesno"]["EM"] == 1.0
+    report = _corpus((FULL_SCORES, question_categories([("yes", [])])))
+    assert all(report[f"{breakdown}_{name}"] is None
+               for breakdown in ("extractive", "conditional") for name in SCORE_METRICS)
+    assert report["yesno_em"] == 1.0
