@@ -16,24 +16,23 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from condambig_tasks import registry
 from condambig_tasks.report.cli import main
 from condambig_tasks.report.figures import HEIGHT_PX, WIDTH_PX, make_figures
 from condambig_tasks.report.inputs import LM_EVAL, Run, read_inputs
 from condambig_tasks.report.paper import (
-    entry_fields,
+    DATA_FILE,
     load_paper_data,
     paper_model_for,
     parse_model_map,
-    raw_entries,
 )
 from condambig_tasks.report.scales import (
     COUNT,
     FRACTION,
     PERCENT,
     SCALES,
-    from_paper,
     metric_scale,
 )
 from condambig_tasks.report.sections import build_sections
@@ -297,14 +296,30 @@ def test_a_path_of_the_wrong_kind_is_one_error_line(tmp_path):
 # ---------------------------------------------------------------------- unit tests
 
 
+ENTRY_FIELDS = ("benchmark", "task", "model", "metric", "column", "printed", "scale", "value",
+                "table", "section", "page", "split")
+"""The keys every entry of the paper data file must have."""
+
+
+def from_paper(printed: float, printed_scale: str, metric_scale_name: str) -> float:
+    """A paper's printed number on our metric's scale (percent <-> fraction)."""
+    if printed_scale == metric_scale_name:
+        return printed
+    if (printed_scale, metric_scale_name) == (PERCENT, FRACTION):
+        return round(printed / 100, 10)
+    if (printed_scale, metric_scale_name) == (FRACTION, PERCENT):
+        return round(printed * 100, 10)
+    raise ValueError(f"cannot convert a {printed_scale} number to a {metric_scale_name} metric")
+
+
 def test_paper_data_file_is_well_formed():
-    raw = raw_entries()
+    raw = list(yaml.safe_load(DATA_FILE.read_text(encoding="utf-8"))["entries"])
     data = load_paper_data()
     assert len(raw) == len(data.entries) > 100
     seen = set()
     for entry in raw:
-        assert set(entry_fields()) <= set(entry), entry
-        assert set(entry) <= {*entry_fields(), "comparable", "note"}, entry
+        assert set(ENTRY_FIELDS) <= set(entry), entry
+        assert set(entry) <= {*ENTRY_FIELDS, "comparable", "note"}, entry
         benchmark = registry.get(entry["benchmark"])
         assert entry["metric"] in {spec.name for spec in benchmark.metric_specs}, entry
         variant = builtin_variants()[entry["task"]]

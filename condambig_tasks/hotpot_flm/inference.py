@@ -218,27 +218,3 @@ def first_line(text: str) -> str:
     stripped = text.strip()
     return stripped.splitlines()[0].strip() if stripped else ""
 
-
-def unbatched_yes_probabilities(scorer: YesNoScorer, prompts: Sequence[str]) -> list[float]:
-    """The authors' loop: ``generate(max_new_tokens=1)`` per candidate, batch size 1.
-
-    Kept as the reference the batched scorer is checked and benchmarked against.
-    """
-    import torch
-
-    checkpoint = scorer.checkpoint
-    results = []
-    with torch.inference_mode():
-        for prompt in prompts:
-            encoded = checkpoint.tokenizer(
-                scorer.model_input(prompt), return_tensors="pt", truncation=True,
-                max_length=scorer.limits.max_input_tokens,
-            ).to(checkpoint.device)
-            logits = checkpoint.model.generate(
-                **encoded, max_new_tokens=1, do_sample=False, num_beams=1,
-                output_scores=True, return_dict_in_generate=True,
-                pad_token_id=checkpoint.tokenizer.pad_token_id,
-            ).scores[0]
-            pair = logits[:, [scorer.yes_id, scorer.no_id]].float().softmax(dim=-1)
-            results.append(float(pair[0, 0]))
-    return results

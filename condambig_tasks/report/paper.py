@@ -11,7 +11,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -113,12 +112,3 @@ def paper_model_for(run_model: str, candidates: Iterable[str], data: PaperData,
     return None
 
 
-def entry_fields() -> tuple[str, ...]:
-    """The keys every entry of the data file must have (the test checks the file)."""
-    return ("benchmark", "task", "model", "metric", "column", "printed", "scale", "value",
-            "table", "section", "page", "split")
-
-
-def raw_entries(path: Path = DATA_FILE) -> list[dict[str, Any]]:
-    """The data file's entries as written (for the well-formedness test)."""
-    return list(yaml.safe_load(path.read_text(encoding="utf-8"))["entries"])

@@ -55,12 +55,3 @@ def format_value(value: float | None, benchmark: str, metric: str, *,
     return f"{value:+.{_DECIMALS[scale]}f}" if signed else f"{value:.{_DECIMALS[scale]}f}"
 
 
-def from_paper(printed: float, printed_scale: str, metric_scale_name: str) -> float:
-    """A paper's printed number on our metric's scale (percent <-> fraction)."""
-    if printed_scale == metric_scale_name:
-        return printed
-    if (printed_scale, metric_scale_name) == (PERCENT, FRACTION):
-        return round(printed / 100, 10)
-    if (printed_scale, metric_scale_name) == (FRACTION, PERCENT):
-        return round(printed * 100, 10)
-    raise ValueError(f"cannot convert a {printed_scale} number to a {metric_scale_name} metric")

@@ -76,10 +76,6 @@ class EndpointThrottle:
         self._start = None  # time.monotonic() is per process
         self._bind(None)
 
-    @property
-    def in_flight(self) -> int:
-        return self._in_flight
-
     async def acquire(self, retry: bool = False) -> float:
         """Wait for a slot; returns when the request started (``time.monotonic()``).
 

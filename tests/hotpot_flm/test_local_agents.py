@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from condambig_tasks.hotpot_flm.agents import (
@@ -24,7 +26,6 @@ from condambig_tasks.hotpot_flm.inference import (
     BatchLimits,
     GreedyGenerator,
     YesNoScorer,
-    unbatched_yes_probabilities,
 )
 from condambig_tasks.hotpot_flm.loader import load_examples
 from condambig_tasks.hotpot_flm.prompts import downstream_prompt, yes_no_prompt
@@ -40,6 +41,31 @@ def t5_checkpoint(tiny_t5):
 def llama_checkpoint(tiny_causal_lm):
     return load_checkpoint(CheckpointSpec(str(tiny_causal_lm), "cpu", "float32"), "agent",
                            "answering_agent")
+
+
+def unbatched_yes_probabilities(scorer: YesNoScorer, prompts: Sequence[str]) -> list[float]:
+    """The authors' loop: ``generate(max_new_tokens=1)`` per candidate, batch size 1.
+
+    The reference the batched scorer is checked against.
+    """
+    import torch
+
+    checkpoint = scorer.checkpoint
+    results = []
+    with torch.inference_mode():
+        for prompt in prompts:
+            encoded = checkpoint.tokenizer(
+                scorer.model_input(prompt), return_tensors="pt", truncation=True,
+                max_length=scorer.limits.max_input_tokens,
+            ).to(checkpoint.device)
+            logits = checkpoint.model.generate(
+                **encoded, max_new_tokens=1, do_sample=False, num_beams=1,
+                output_scores=True, return_dict_in_generate=True,
+                pad_token_id=checkpoint.tokenizer.pad_token_id,
+            ).scores[0]
+            pair = logits[:, [scorer.yes_id, scorer.no_id]].float().softmax(dim=-1)
+            results.append(float(pair[0, 0]))
+    return results
 
 
 def _prompts(examples):
