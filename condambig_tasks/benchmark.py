@@ -354,7 +354,7 @@ def plain_summary(
     for spec in specs:
         if spec.aggregation == CORPUS:
             continue
-        present = [v for v in (_number(s.values.get(spec.name)) for s in samples) if v is not None]
+        present = [v for v in (finite_number(s.values.get(spec.name)) for s in samples) if v is not None]
         if not present:
             result[spec.name] = None
         else:  # plain left-to-right sums, as the official scripts add
@@ -408,20 +408,21 @@ def run_blocking(coroutine: Any) -> Any:
         return pool.submit(asyncio.run, coroutine).result()
 
 
-def _number(value: Any) -> float | None:
-    if value is None:
+def finite_number(value: Any) -> float | None:
+    """``value`` as a float; None for NaN, infinities, non-numbers (``"N/A"``), booleans, None."""
+    if value is None or isinstance(value, bool):
         return None
     try:
         number = float(value)
     except (TypeError, ValueError):
         return None
-    return None if math.isnan(number) else number
+    return number if math.isfinite(number) else None
 
 
 def json_safe(value: Any) -> Any:
     """``value`` with NaN / infinities as None, tuples as lists, enums as their values."""
     if isinstance(value, float):
-        return value if math.isfinite(value) else None
+        return finite_number(value)
     if isinstance(value, enum.Enum):
         return json_safe(value.value)
     if isinstance(value, Mapping):

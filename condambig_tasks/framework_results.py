@@ -3,22 +3,12 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
+from condambig_tasks.benchmark import finite_number
+
 LM_EVAL_FILTER = "none"  # our tasks define no filters: every metric key ends in ",none"
-
-
-def finite_number(value: Any) -> float | None:
-    """A reported value as a float; None for NaN, infinities, ``"N/A"``, booleans, None."""
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
 
 
 def lm_eval_task_metrics(

@@ -14,7 +14,6 @@ cut as their ``T5_PM`` cuts them, candidates scored in their order (ties to the 
 from __future__ import annotations
 
 import logging
-import math
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,7 +22,14 @@ from typing import Any
 
 from condambig_metrics.hotpot_flm import ROW_KEYS, summarize
 from condambig_tasks import settings
-from condambig_tasks.benchmark import CORPUS, Benchmark, MetricSpec, Runtime, ScoredSample
+from condambig_tasks.benchmark import (
+    CORPUS,
+    Benchmark,
+    MetricSpec,
+    Runtime,
+    ScoredSample,
+    finite_number,
+)
 from condambig_tasks.errors import ConfigurationError
 from condambig_tasks.hotpot_flm.agents import (
     AnsweringAgent,
@@ -150,10 +156,6 @@ _ANSWER_METRIC_NAMES = {
 def _rate(samples: Sequence[ScoredSample], key: str) -> float | None:
     values = [float(v) for s in samples if (v := s.values.get(key)) is not None]
     return sum(values) / len(values) if values else None
-
-
-def _finite(value: Any) -> float | None:
-    return None if value is None or math.isnan(float(value)) else float(value)
 
 
 class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
@@ -353,7 +355,7 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
         corpus: dict[str, Any] = dict(summarize(rows)) if rows else {}
         corpus["agent_fallback_rate"] = _rate(samples, "agent_fallback")
         corpus["empty_question_rate"] = _rate(samples, "empty_question_rate")
-        return {spec.name: _finite(corpus.get(spec.name))
+        return {spec.name: finite_number(corpus.get(spec.name))
                 for spec in self.active_metrics(options, judged)}
 
     def null_reasons(self, samples: Sequence[ScoredSample], options: FlmOptions, judged: bool,

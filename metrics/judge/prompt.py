@@ -17,13 +17,13 @@ from __future__ import annotations
 import re
 
 from condambig_metrics.judge.records import JudgeRequest
+from condambig_metrics.text import replace_lone_surrogates
 
 SCORE_MIN = 0
 SCORE_MAX = 10
 MIN_DELIMITER_LENGTH = 3
 
 _ANGLE_RUN = re.compile(r"<+|>+")
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 _TEMPLATE = """\
 You are an evaluator. Judge the ACTUAL OUTPUT of a question-answering system against the \
@@ -87,11 +87,6 @@ def delimiter_length(texts: list[str]) -> int:
     longest = max((len(run.group()) for text in texts for run in _ANGLE_RUN.finditer(text)),
                   default=0)
     return max(MIN_DELIMITER_LENGTH, longest + 1)
-
-
-def replace_lone_surrogates(text: str) -> str:
-    """``text`` with each lone surrogate (U+D800..U+DFFF) replaced by U+FFFD."""
-    return _LONE_SURROGATE.sub("\ufffd", text)
 
 
 def _clean(text: str) -> str:

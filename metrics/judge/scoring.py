@@ -38,7 +38,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from condambig_metrics.judge.errors import UnparseableReplyError
-from condambig_metrics.judge.prompt import SCORE_MAX, SCORE_MIN, replace_lone_surrogates
+from condambig_metrics.judge.prompt import SCORE_MAX, SCORE_MIN
 from condambig_metrics.judge.records import (
     DEFAULT_JUDGE_WEIGHTING,
     JUDGE_WEIGHTINGS,
@@ -46,7 +46,7 @@ from condambig_metrics.judge.records import (
     JudgeCompletion,
     TokenLogprobs,
 )
-from condambig_metrics.text import reasoning_spans
+from condambig_metrics.text import reasoning_spans, replace_lone_surrogates
 
 SCORE_FIELD = "score"
 REASON_FIELD = "reason"
