@@ -61,7 +61,7 @@ def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else math.nan
 
 
-def summarize(rows: Sequence[Mapping[str, float]]) -> dict[str, float]:
+def summarise(rows: Sequence[Mapping[str, float]]) -> dict[str, float]:
     """Corpus metrics from per-example rows holding :data:`ROW_KEYS`.
 
     F1/EM and rates are fractions in [0, 1]; ``f1_recovery`` / ``em_recovery`` /

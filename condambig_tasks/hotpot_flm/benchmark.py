@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from condambig_metrics.hotpot_flm import ROW_KEYS, summarize
+from condambig_metrics.hotpot_flm import ROW_KEYS, summarise
 from condambig_tasks import settings
 from condambig_tasks.benchmark import (
     CORPUS,
@@ -349,10 +349,10 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
     def metric_values(self, samples: Sequence[ScoredSample], options: FlmOptions,
                       judged: bool) -> dict[str, float | None]:
         """Means per context, recovery of the means, MFRR and improved rate (Toles et al.
-        §4.2, :func:`condambig_metrics.hotpot_flm.summarize`) and the two diagnostic rates."""
+        §4.2, :func:`condambig_metrics.hotpot_flm.summarise`) and the two diagnostic rates."""
         rows = [s.values for s in samples
                 if all(s.values.get(key) is not None for key in ROW_KEYS)]
-        corpus: dict[str, Any] = dict(summarize(rows)) if rows else {}
+        corpus: dict[str, Any] = dict(summarise(rows)) if rows else {}
         corpus["agent_fallback_rate"] = _rate(samples, "agent_fallback")
         corpus["empty_question_rate"] = _rate(samples, "empty_question_rate")
         return {spec.name: finite_number(corpus.get(spec.name))
@@ -372,7 +372,7 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
                 reasons[name] = "no example has all three downstream answers scored"
                 continue
             metric = name.removesuffix("_recovery")
-            corpus = summarize(rows)
+            corpus = summarise(rows)
             label = _ANSWER_METRIC_NAMES[metric]
             reasons[name] = (
                 f"undefined: {label} is the same on the complete and incomplete contexts "

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from condambig_metrics.hotpot_flm import CONTEXTS, summarize
+from condambig_metrics.hotpot_flm import CONTEXTS, summarise
 from condambig_tasks.hotpot_flm.agents import (
     AgentChoice,
     AgentQuery,
@@ -66,7 +66,7 @@ class PipelineRun:
     computed: dict[str, int] = field(default_factory=dict)
 
     def metrics(self) -> dict[str, float]:
-        return summarize([outcome.row for outcome in self.outcomes])
+        return summarise([outcome.row for outcome in self.outcomes])
 
 
 async def _choose(agent: AnsweringAgent, queries: Sequence[AgentQuery],

@@ -3,7 +3,7 @@
 The answer metrics are ``hotpot_evaluate_v1.py``'s (Yang et al., 2018) F1 and normalised
 EM, and the authors' raw-string EM (Toles et al.'s tables), through
 :mod:`condambig_metrics.hotpot_flm`; the corpus numbers (recovery, MFRR, improved rate)
-come from these rows in :func:`condambig_metrics.hotpot_flm.summarize`.
+come from these rows in :func:`condambig_metrics.hotpot_flm.summarise`.
 """
 
 from __future__ import annotations

@@ -3,11 +3,11 @@
 ``render_prompt`` builds the G-Eval prompt, a backend sends it (``openai_judge_engine`` for
 any OpenAI-compatible endpoint; ``condambig.judge_backend`` for Inspect's grader role), and
 :class:`JudgeEngine` adds the cache, bounded concurrency, retries and failure accounting.
-A failed judgement has ``score=None``: leave it out of means and report ``summarize``.
+A failed judgement has ``score=None``: leave it out of means (``JudgeEngine.stats`` counts it).
 """
 
 from condambig_metrics.judge.cache import JudgeCache, cache_key
-from condambig_metrics.judge.engine import JudgeEngine, record_judgements, summarize
+from condambig_metrics.judge.engine import JudgeEngine, record_judgements
 from condambig_metrics.judge.errors import (
     JudgeError,
     LogprobsRefusedError,
@@ -75,6 +75,5 @@ __all__ = [
     "openai_judge_engine",
     "parse_reply",
     "render_prompt",
-    "summarize",
     "token_logprobs",
 ]

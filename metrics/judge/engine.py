@@ -342,9 +342,3 @@ def _result(judgement: CachedJudgement, cached: bool) -> JudgeResult:
         weighted=judgement.weighted, failed=False, error=None, cached=cached,
         reason=judgement.reason,
     )
-
-
-def summarize(results: Sequence[JudgeResult]) -> dict[str, int]:
-    """How many judgements succeeded and how many failed (failures are excluded from means)."""
-    failed = sum(1 for result in results if result.failed)
-    return {"judged": len(results) - failed, "judge_failed": failed}

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from condambig_metrics.hotpot_flm import answer_em, answer_em_raw, answer_f1, recovery, summarize
+from condambig_metrics.hotpot_flm import answer_em, answer_em_raw, answer_f1, recovery, summarise
 
 
 @pytest.mark.parametrize(("prediction", "reference", "f1"), [
@@ -74,14 +74,14 @@ def _row(f1_i, f1_r, f1_c, em_i, em_r, em_c, masked, raw=None):
             "masked_fact_returned": masked}
 
 
-def test_summarize_hand_computed():
+def test_summarise_hand_computed():
     rows = [
         _row(0.0, 1.0, 1.0, 0, 1, 1, 1.0),   # improved, f* returned
         _row(0.5, 0.5, 1.0, 0, 0, 1, 0.0),   # unchanged
         _row(1.0, 0.0, 1.0, 1, 0, 1, 1.0),   # worse although f* returned
         _row(0.0, 0.5, 0.5, 0, 0, 0, 0.0),   # improved by a distractor
     ]
-    result = summarize(rows)
+    result = summarise(rows)
     assert result["f1_incomplete"] == pytest.approx(1.5 / 4)
     assert result["f1_response"] == pytest.approx(2.0 / 4)
     assert result["f1_complete"] == pytest.approx(3.5 / 4)
@@ -98,7 +98,7 @@ def test_raw_em_recovery_is_its_own_number():
     # raw EM ("Yes" vs gold "yes" misses on x_r of the second row): 0/2, 1/2, 2/2 -> 50
     rows = [_row(0, 1, 1, 0, 1, 1, 1.0, raw=(0, 1, 1)),
             _row(0, 1, 1, 0, 1, 1, 1.0, raw=(0, 0, 1))]
-    result = summarize(rows)
+    result = summarise(rows)
     assert result["em_recovery"] == pytest.approx(100.0)
     assert result["em_raw_response"] == pytest.approx(0.5)
     assert result["em_raw_recovery"] == pytest.approx(50.0)
@@ -107,4 +107,4 @@ def test_raw_em_recovery_is_its_own_number():
 def test_recovery_is_of_means_not_mean_of_recoveries():
     rows = [_row(0.0, 1.0, 1.0, 0, 0, 0, 0), _row(0.0, 0.0, 0.1, 0, 0, 0, 0)]
     # per-example recoveries 100 and 0 would average 50; the corpus definition gives 1/1.1
-    assert summarize(rows)["f1_recovery"] == pytest.approx(100 * 0.5 / 0.55)
+    assert summarise(rows)["f1_recovery"] == pytest.approx(100 * 0.5 / 0.55)

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from condambig_metrics.judge import JudgeCache, summarize
+from condambig_metrics.judge import JudgeCache
 from condambig_metrics.judge.errors import JudgeCacheError
 from tests.judge.conftest import request
 
@@ -86,7 +86,6 @@ def test_persistent_fault_is_counted_as_judge_failed_not_zero(
     assert failed.failed and failed.score is None and failed.raw_score is None
     assert failed.error
     assert fine.score == pytest.approx(0.5)
-    assert summarize(results) == {"judged": 1, "judge_failed": 1}
     assert server.stats()["requests"] == 3 + 1  # 1 try + 2 retries for Lyon, 1 for Paris
     assert engine.stats.failures == 1
     # failures are not cached: the next run asks again for Lyon only
