@@ -40,8 +40,8 @@ class Release(str, Enum):
 @dataclass(frozen=True)
 class HubSource:
     repository: str
-    # Pinned revision. This project was built without hub access, so the branch is named
-    # here; replace it with the commit sha shown by `huggingface-cli repo info` to freeze it.
+    # The revision read: a branch until a commit is recorded; replace it with the commit sha
+    # shown by `huggingface-cli repo info` to freeze it.
     revision: str
     local_file_hint: str
 

@@ -32,9 +32,8 @@ class UpstreamFile:
     sha256: str | None
 
 
-# dev.json's digest was computed from a byte-identical copy of the upstream file. The other
-# digests could not be computed here (no access to GitHub): None means "not yet pinned",
-# see data.fetch_pinned.
+# dev.json's digest was computed from a byte-identical copy of the upstream file; the other
+# digests are not recorded yet: None means "not yet pinned", see data.fetch_pinned.
 UPSTREAM_FILES: Mapping[str, UpstreamFile] = {
     "train": UpstreamFile("train.json", None),
     "dev": UpstreamFile(

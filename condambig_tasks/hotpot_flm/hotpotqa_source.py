@@ -24,8 +24,7 @@ FILE_NAME = "hotpot_dev_distractor_v1.json"
 HUB_REPOSITORY = "hotpotqa/hotpot_qa"
 HUB_CONFIG = "distractor"
 HUB_SPLIT = "validation"
-# Not pinned to a commit: this project was built without hub access. Replace with the sha
-# shown by `huggingface-cli repo info hotpotqa/hotpot_qa` to freeze the data.
+# Not pinned to a commit. Replace with the sha shown by `huggingface-cli repo info hotpotqa/hotpot_qa` to freeze the data.
 HUB_REVISION: str | None = None
 
 
