@@ -8,8 +8,10 @@ repeater questions:
              ``generate(max_new_tokens=1)`` per candidate at batch size 1;
   batched -- every candidate of every example in length-sorted batches, one decoder step.
 
-Prints whether the chosen facts are identical, the speed-up (target >= 5x), peak resident
-memory, and what a full 7,404-example run costs in forward passes.
+Prints whether the chosen facts are identical, the speed-up (target >= 5x), the batched
+pass's achieved GFLOP/s (FLOPs counted by torch's ``FlopCounterMode``) against the float32
+matmul peak measured in the same run, peak resident memory, and what a full 7,404-example
+run costs in forward passes.
 
     python benchmarks/hotpot_flm_agent.py [--examples 20] [--batch-size 32] [--threads 2]
 
@@ -76,6 +78,32 @@ def authors_loop(scorer: YesNoScorer, query: AgentQuery) -> int:
     return arg_max(probabilities, query.scoring_order())  # ties: the authors' order
 
 
+def matmul_peak_gflops(size: int = 1024, repeats: int = 10) -> float:
+    """This CPU's float32 matmul rate at the run's thread count: the best of ``repeats``
+    square ``size`` x ``size`` products (2 * size**3 FLOPs each)."""
+    import torch
+
+    a, b = torch.randn(size, size), torch.randn(size, size)
+    torch.mm(a, b)  # warm-up
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        torch.mm(a, b)
+        best = min(best, time.perf_counter() - start)
+    return 2 * size ** 3 / best / 1e9
+
+
+def flops_per_candidate(scorer: YesNoScorer, prompt: str) -> int:
+    """FLOPs of scoring one candidate, counted by torch (``FlopCounterMode``: matmuls and
+    convolutions, the operations that dominate; no padding)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    counter = FlopCounterMode(display=False)
+    with counter:
+        scorer.yes_probabilities([prompt])
+    return counter.get_total_flops()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=20)
@@ -129,6 +157,14 @@ def run(arguments: argparse.Namespace, examples, texts: list[str], model_dir: st
     naive = [authors_loop(scorer, query) for query in queries]
     naive_seconds = time.perf_counter() - start
 
+    # achieved rate of the batched float32 pass: FLOPs of the candidate of median input
+    # length times the candidates, per second, against the matmul peak measured here
+    prompts = sorted((yes_no_prompt(q.question, c) for q in queries for c in q.candidates),
+                     key=lambda text: len(checkpoint.tokenizer(text)["input_ids"]))
+    flops = flops_per_candidate(scorer, prompts[len(prompts) // 2])
+    achieved = flops * candidates / batched_seconds / 1e9
+    peak = matmul_peak_gflops()
+
     identical = batched == naive
     print(f"naive   (authors' loop, batch 1):         {naive_seconds:7.2f} s, "
           f"{candidates} forward passes, {1000 * naive_seconds / candidates:.1f} ms/candidate")
@@ -137,6 +173,10 @@ def run(arguments: argparse.Namespace, examples, texts: list[str], model_dir: st
     print(f"identical choices: {identical} ({sum(a == b for a, b in zip(batched, naive, strict=True))}"
           f"/{len(naive)}; chosen candidate positions {batched})")
     print(f"speed-up: {naive_seconds / batched_seconds:.1f}x (target >= 5x)")
+    print(f"batched float32: {flops / 1e9:.2f} GFLOP per candidate (FlopCounterMode, median "
+          f"input), {achieved:.1f} GFLOP/s achieved = {100 * achieved / peak:.0f}% of this "
+          f"CPU's float32 matmul peak ({peak:.1f} GFLOP/s, 1024x1024 torch.mm, "
+          f"{arguments.threads} threads)")
     print(f"peak RSS: {batched_peak:.0f} MB after the batched pass ({after_load:.0f} MB before it)")
 
     # for reference: the same batched pass in bfloat16 (agent_dtype=bfloat16; CPUs with

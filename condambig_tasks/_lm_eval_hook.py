@@ -1,14 +1,18 @@
 """Make a stock lm-eval (0.4.13 reads no task entry points) find this project's tasks.
 
-A ``.pth`` file installed beside the package imports this module at interpreter start-up.
-It registers a meta-path finder that does nothing until ``lm_eval.tasks.manager`` is
-imported; then it wraps ``TaskManager.__init__`` so this package's task folder is appended
-to the include paths. It never raises, costs one finder lookup per import otherwise, and
-is switched off by ``CONDAMBIG_DISABLE_LM_EVAL_HOOK=1`` (the fallback is then
+A ``.pth`` file installed beside the package imports this module at interpreter start-up,
+unless ``CONDAMBIG_DISABLE_LM_EVAL_HOOK`` is set (the line checks it before importing
+anything; the fallback is then
 ``lm_eval --include_path $(python -c 'import condambig_tasks.lm_eval_tasks as t; print(t.task_folder())')``).
-It also registers one :mod:`atexit` handler, first of all so that it runs last, which does
-nothing unless a run's judged numbers were withheld: then it gives the non-zero exit status
-after lm-eval has written its output (:mod:`condambig_tasks.exit_status`).
+Every Python process of the environment pays for this import, lm-eval or not, so the
+module loads nothing ``site`` has not already loaded. It registers a meta-path finder that
+does nothing until lm-eval is imported; then it wraps ``TaskManager.__init__`` (when
+``lm_eval.tasks.manager`` is imported) so this package's task folder is appended to the
+include paths. It never raises and costs one finder call per import otherwise.
+It also registers one :mod:`atexit` handler as ``lm_eval`` starts importing, before any of
+lm-eval's code runs, so that it runs after all of lm-eval's: it does nothing unless a run's
+judged numbers were withheld, and then gives the non-zero exit status after lm-eval has
+written its output (:mod:`condambig_tasks.exit_status`).
 
 The package also declares an ``lm_eval.tasks`` entry point (pyproject.toml), the plugin
 group of lm-eval's task-plugin work in review (EleutherAI/lm-evaluation-harness PR #4015:
@@ -19,22 +23,25 @@ version check, confirmed each time a TaskManager is built (if our tasks are then
 missing from its index, the folder is added after all).
 """
 
-from __future__ import annotations
-
-import importlib.abc
-import importlib.machinery
 import os
 import sys
 
+# Imported at every interpreter start-up (the .pth file): only modules ``site`` has already
+# loaded (os, sys) at module level, everything else inside the functions that need it.
+
+_LM_EVAL = "lm_eval"
 _TARGET = "lm_eval.tasks.manager"
 OPT_OUT_VARIABLE = "CONDAMBIG_DISABLE_LM_EVAL_HOOK"
+OPT_OUT_VALUES = ("1", "true", "yes")
 ENTRY_POINT_GROUP = "lm_eval.tasks"
 # pyproject.toml: [project.entry-points."lm_eval.tasks"] condambig = <this value>
 ENTRY_POINT_VALUE = "condambig_tasks.lm_eval_tasks:task_folder"
 
 
 def _task_folder() -> str:
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "lm_eval_tasks")
+    """The same folder as ``lm_eval_tasks.task_folder()`` (symlinks resolved), without
+    importing it (it imports pathlib)."""
+    return os.path.join(os.path.dirname(os.path.realpath(__file__)), "lm_eval_tasks")
 
 
 def _with_task_folder(include_path):
@@ -42,7 +49,7 @@ def _with_task_folder(include_path):
     if include_path is None:
         return [folder]
     paths = list(include_path) if isinstance(include_path, (list, tuple)) else [include_path]
-    if any(os.path.abspath(str(p)) == folder for p in paths):
+    if any(os.path.realpath(str(p)) == folder for p in paths):
         return paths
     # defaults first, then ours, then the user's (later paths override earlier ones)
     return [folder, *paths]
@@ -167,9 +174,16 @@ def _patch_task_manager(module) -> None:
     install_one_line_errors()
 
 
-class _PatchingLoader(importlib.abc.Loader):
-    def __init__(self, wrapped: importlib.abc.Loader) -> None:
+class _PatchingLoader:
+    """Runs the module's own loader, then patches ``TaskManager`` (PEP 451 loader: only
+    ``create_module`` and ``exec_module`` are required; everything else is the wrapped
+    loader's, e.g. ``get_source`` for tracebacks)."""
+
+    def __init__(self, wrapped) -> None:
         self._wrapped = wrapped
+
+    def __getattr__(self, name):
+        return getattr(self._wrapped, name)
 
     def create_module(self, spec):
         return self._wrapped.create_module(spec)
@@ -182,12 +196,24 @@ class _PatchingLoader(importlib.abc.Loader):
             pass
 
 
-class _TaskManagerFinder(importlib.abc.MetaPathFinder):
-    def find_spec(self, fullname, path, target=None):
+class _LmEvalFinder:
+    """A meta-path finder (PEP 451: ``find_spec`` is all ``sys.meta_path`` asks for, so no
+    ``importlib.abc`` base class, whose import pulls in ``typing`` and ``tempfile``).
+
+    It finds nothing itself: the first import of ``lm_eval`` registers the final exit
+    handler, before any of lm-eval's code runs; the import of ``lm_eval.tasks.manager``
+    gets a loader that patches ``TaskManager`` once the module has run."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname == _LM_EVAL:
+            _register_final_handler()
+            return None
         if fullname != _TARGET:
             return None
         try:
-            spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+            from importlib.machinery import PathFinder
+
+            spec = PathFinder.find_spec(fullname, path)
             if spec is None or spec.loader is None:
                 return None
             spec.loader = _PatchingLoader(spec.loader)
@@ -200,31 +226,45 @@ final_handler_registered = False
 
 
 def _final_exit_status() -> None:
-    """The last atexit handler (registered first): the exit status of a run whose judged
-    numbers were withheld (``condambig_tasks.exit_status``), given after every other
-    handler has run. Does nothing in a process that never loaded our tasks."""
+    """The last atexit handler (registered before lm-eval's code runs): the exit status of
+    a run whose judged numbers were withheld (``condambig_tasks.exit_status``), given after
+    every other handler has run. Does nothing in a process that never loaded our tasks."""
     module = sys.modules.get("condambig_tasks.exit_status")
     if module is not None:
         module.final()
 
 
-def install() -> None:
-    """Register the finder once (idempotent); patch at once if lm-eval is already imported.
-    Also registers :func:`_final_exit_status` first of all atexit handlers, so it runs last."""
+def _register_final_handler() -> None:
+    """Register :func:`_final_exit_status` once. :mod:`atexit` runs handlers last in,
+    first out, so registered as ``lm_eval`` starts importing it runs after every handler
+    lm-eval and its imports (logging, tqdm, datasets, torch) register."""
     global final_handler_registered
-    try:
-        if not final_handler_registered:
-            import atexit
+    if not final_handler_registered:
+        import atexit
 
-            atexit.register(_final_exit_status)
-            final_handler_registered = True
-        if os.environ.get(OPT_OUT_VARIABLE, "").strip().lower() in {"1", "true", "yes"}:
+        atexit.register(_final_exit_status)
+        final_handler_registered = True
+
+
+def opted_out() -> bool:
+    """``CONDAMBIG_DISABLE_LM_EVAL_HOOK`` is set to one of :data:`OPT_OUT_VALUES` (the
+    ``.pth`` line checks the same before importing this module)."""
+    return os.environ.get(OPT_OUT_VARIABLE, "").strip().lower() in OPT_OUT_VALUES
+
+
+def install() -> None:
+    """Register the finder once (idempotent); when lm-eval is already imported, register
+    the final exit handler and patch at once."""
+    try:
+        if opted_out():
             return
-        if any(isinstance(f, _TaskManagerFinder) for f in sys.meta_path):
+        if any(isinstance(f, _LmEvalFinder) for f in sys.meta_path):
             return
+        if _LM_EVAL in sys.modules:
+            _register_final_handler()
         if _TARGET in sys.modules:
             _patch_task_manager(sys.modules[_TARGET])
             return
-        sys.meta_path.insert(0, _TaskManagerFinder())
+        sys.meta_path.insert(0, _LmEvalFinder())
     except Exception:
         pass

@@ -154,7 +154,7 @@ class Benchmark(Generic[Options, Item]):
 
     def to_record(self, item: Item) -> dict[str, Any]:
         """A JSON-safe dict that :meth:`from_record` turns back into the item."""
-        return json_safe(dataclasses.asdict(item))  # type: ignore[call-overload]
+        return json_safe(item)
 
     def from_record(self, record: Mapping[str, Any]) -> Item:
         raise NotImplementedError
@@ -420,7 +420,11 @@ def finite_number(value: Any) -> float | None:
 
 
 def json_safe(value: Any) -> Any:
-    """``value`` with NaN / infinities as None, tuples as lists, enums as their values."""
+    """``value`` with NaN / infinities as None, tuples as lists, enums as their values,
+    dataclasses as dicts of their fields (the value of ``dataclasses.asdict`` in one walk,
+    without its deep copy: the records of every item of a run go through here)."""
+    if value is None or type(value) in _JSON_LEAVES:
+        return value
     if isinstance(value, float):
         return finite_number(value)
     if isinstance(value, enum.Enum):
@@ -430,5 +434,9 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [json_safe(v) for v in value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return json_safe(dataclasses.asdict(value))
+        return {field.name: json_safe(getattr(value, field.name))
+                for field in dataclasses.fields(value)}
     return value
+
+
+_JSON_LEAVES = frozenset({str, int, bool})

@@ -9,9 +9,11 @@ whose judged numbers were withheld (the judge failed) ends in two :mod:`atexit` 
 - :func:`say_at_exit` lines are printed to stderr when the interpreter exits, after the
   table (one line per null headline, with its reason);
 - :func:`fail_at_exit` arms the *final* handler, which exits with the status after every
-  other handler has run (log handlers flushed, locks released). It is registered at
-  interpreter start-up by the ``.pth`` hook (``_lm_eval_hook.install``), so it runs last;
-  when the hook is not installed it is registered on first use and flushes the logs itself.
+  other handler has run (log handlers flushed, locks released). :mod:`atexit` runs
+  handlers last in, first out, so the ``.pth`` hook (``condambig_tasks._lm_eval_hook``)
+  registers it as ``lm_eval`` starts importing, before any of lm-eval's code has
+  registered one; when the hook is not installed or opted out, it is registered on first
+  use and flushes the logs itself.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ from condambig_tasks.benchmark import (
 from condambig_tasks.errors import CondambigError
 from condambig_tasks.lm_eval_options import resolve_lm_eval_options
 from condambig_tasks.progress import Progress, show_project_logs
-from condambig_tasks.provenance import load_with_provenance
+from condambig_tasks.provenance import load_records_with_provenance
 from condambig_tasks.run_memo import RunMemo
 
 logger = logging.getLogger("condambig")
@@ -80,7 +80,7 @@ class LmEvalTask:
         judge = settings.judge_config_from_environment(judge_options) if judged else None
         if judge is not None:
             preflight_judge(benchmark, judge)
-        items, provenance = load_with_provenance(
+        items, records, provenance = load_records_with_provenance(
             benchmark, options, judge=None if judge is None else judge.model)
         if judge is not None:
             from condambig_metrics.judge import DEFAULT_BASE_URL, normalized_base_url
@@ -89,13 +89,13 @@ class LmEvalTask:
                 provenance["judge_base_url"] = judge.base_url
         _record_in_task_config(config, provenance)
         docs = []
-        for item in items:
+        for item, record in zip(items, records, strict=True):
             target = benchmark.target(item, options)
             docs.append({
                 "id": benchmark.item_id(item),
                 "prompt": benchmark.prompt(item, options),
                 "target": " | ".join(target) if isinstance(target, list) else target,
-                "record": json.dumps(benchmark.to_record(item), ensure_ascii=False),
+                "record": json.dumps(record, ensure_ascii=False),
                 "options": options_json,
                 "judge": judge_json,
             })

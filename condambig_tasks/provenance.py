@@ -20,37 +20,64 @@ from condambig_tasks.benchmark import Benchmark, json_safe, load_items
 from condambig_tasks.data import recording_sources
 
 
-def records_sha256(benchmark: Benchmark, items: Sequence[Any]) -> str:
-    """sha256 over the items' JSON records, one canonical line each, in load order."""
+def record_line(record: Mapping[str, Any]) -> bytes:
+    """The canonical form of one JSON record that :func:`records_sha256` hashes."""
+    return json.dumps(record, sort_keys=True, ensure_ascii=False,
+                      separators=(",", ":")).encode("utf-8")
+
+
+def records_sha256(benchmark: Benchmark, items: Sequence[Any],
+                   records: Sequence[Mapping[str, Any]] | None = None) -> str:
+    """sha256 over the items' JSON records, one canonical line each, in load order.
+
+    ``records``: ``benchmark.to_record`` of each item, when the caller has built them
+    already (the front ends keep them in their samples), so they are not built twice."""
+    if records is None:
+        records = [benchmark.to_record(item) for item in items]
+    elif len(records) != len(items):
+        raise ValueError(f"{len(records)} records for {len(items)} items")
     digest = hashlib.sha256()
-    for item in items:
-        line = json.dumps(benchmark.to_record(item), sort_keys=True, ensure_ascii=False,
-                          separators=(",", ":"))
-        digest.update(line.encode("utf-8"))
+    for record in records:
+        digest.update(record_line(record))
         digest.update(b"\n")
     return digest.hexdigest()
 
 
-def load_with_provenance(
+def load_records_with_provenance(
     benchmark: Benchmark, options: Any, *, judge: str | None = None,
     roles: Mapping[str, Any] | None = None,
-) -> tuple[list[Any], dict[str, Any]]:
-    """The benchmark's items and the provenance block of a run over them.
+) -> tuple[list[Any], list[dict[str, Any]], dict[str, Any]]:
+    """The benchmark's items, their JSON records (``benchmark.to_record``, built once for
+    the digest and the front end's samples) and the provenance block of a run over them.
 
     ``judge``: the judge model as the front end knows it (None: no judge configured);
     ``roles``: the bound Inspect model roles.
     """
     with recording_sources() as sources:
         items = load_items(benchmark, options)
-    return items, provenance_block(benchmark, options, items, sources, judge=judge,
-                                   roles=roles)
+    records = [benchmark.to_record(item) for item in items]
+    return items, records, provenance_block(benchmark, options, items, sources, judge=judge,
+                                            roles=roles, records=records)
+
+
+def load_with_provenance(
+    benchmark: Benchmark, options: Any, *, judge: str | None = None,
+    roles: Mapping[str, Any] | None = None,
+) -> tuple[list[Any], dict[str, Any]]:
+    """The benchmark's items and the provenance block of a run over them (see
+    :func:`load_records_with_provenance`)."""
+    items, _, provenance = load_records_with_provenance(benchmark, options, judge=judge,
+                                                        roles=roles)
+    return items, provenance
 
 
 def provenance_block(
     benchmark: Benchmark, options: Any, items: Sequence[Any],
     sources: Sequence[Mapping[str, Any]], *, judge: str | None = None,
     roles: Mapping[str, Any] | None = None,
+    records: Sequence[Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
+    """``records``: the items' JSON records when already built (see :func:`records_sha256`)."""
     return json_safe({
         "benchmark": benchmark.name,
         "task_version": benchmark.version,
@@ -58,7 +85,7 @@ def provenance_block(
         "data": {
             "sources": [dict(source) for source in sources],
             "records": len(items),
-            "records_sha256": records_sha256(benchmark, items),
+            "records_sha256": records_sha256(benchmark, items, records),
         },
         "judge": judge,
         "models": benchmark.models(options, roles),

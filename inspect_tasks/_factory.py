@@ -36,7 +36,7 @@ from condambig_tasks import registry, settings
 from condambig_tasks.benchmark import Benchmark, Runtime, ScoredSample
 from condambig_tasks.errors import CondambigError, ConfigurationError
 from condambig_tasks.progress import show_project_logs
-from condambig_tasks.provenance import load_with_provenance
+from condambig_tasks.provenance import load_records_with_provenance
 
 logger = logging.getLogger("condambig")
 
@@ -88,16 +88,16 @@ def benchmark_task(
         _check_judge_cache(benchmark_name)
     benchmark.prepare(options, Runtime(roles=dict(model_roles())))
     options_json = benchmark.options_to_json(options)
-    items, provenance = load_with_provenance(
+    items, records, provenance = load_records_with_provenance(
         benchmark, options, judge=str(grader) if judged else None, roles=dict(model_roles()))
     reported = benchmark.reported_metrics(options, judged)
     headline = benchmark.headline_metric(options, judged)
     samples = []
-    for item in items:
+    for item, record in zip(items, records, strict=True):
         target = benchmark.target(item, options)
         samples.append(Sample(
             id=benchmark.item_id(item), input=benchmark.prompt(item, options),
-            target=target if target else "", metadata={"record": benchmark.to_record(item)},
+            target=target if target else "", metadata={"record": record},
         ))
     return Task(
         dataset=MemoryDataset(samples, name=dataset_name or benchmark_name),

@@ -12,9 +12,10 @@
   unigrams of the gold and the predicted rewrite relative to the prompt question.
 
 Differences from the official script (which needs Java): questions are tokenised with NLTK's
-``TreebankWordTokenizer`` instead of Stanford's PTBTokenizer, and BLEU comes from NLTK with a
-smoothing that adds pycocoevalcap's epsilons (1e-15 / 1e-9) instead of pycocoevalcap's
-``Bleu``. Answer F1 does not involve either and is identical; see the task README for the
+``TreebankWordTokenizer`` instead of Stanford's PTBTokenizer, and BLEU is NLTK's
+``corpus_bleu`` (computed here on n-gram counts made once per question; the tests check it
+equals NLTK's own) with a smoothing that adds pycocoevalcap's epsilons (1e-15 / 1e-9)
+instead of pycocoevalcap's ``Bleu``. Answer F1 does not involve either and is identical; see the task README for the
 (small) effects on the question metrics.
 """
 
@@ -23,7 +24,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from functools import lru_cache
 
 from condambig_metrics.text import normalize_answer
@@ -94,10 +94,14 @@ def is_multi(annotations: Sequence[Annotation]) -> bool:
     return not any(isinstance(annotation, SingleAnswer) for annotation in annotations)
 
 
+_normalised_answer = lru_cache(maxsize=65536)(normalize_answer)
+"""``normalize_answer`` once per string: every gold answer is compared with every prediction."""
+
+
 def answer_matches(acceptable: Sequence[str], prediction: str) -> bool:
     """True when the prediction equals any acceptable string after normalisation."""
-    normalised = normalize_answer(prediction)
-    return any(normalize_answer(candidate) == normalised for candidate in acceptable)
+    normalised = _normalised_answer(prediction)
+    return any(_normalised_answer(candidate) == normalised for candidate in acceptable)
 
 
 def greedy_set_f1(
@@ -136,6 +140,12 @@ def _treebank_tokenizer():
     return TreebankWordTokenizer()
 
 
+def prepare_question_metrics() -> None:
+    """Import NLTK's tokenizer now (0.5-2 s, most of it importing ``nltk``): called where
+    the data loads, so the first scored output does not pay for it."""
+    _treebank_tokenizer()
+
+
 @lru_cache(maxsize=65536)
 def normalize_question(text: str) -> str:
     """PTB-tokenise, lower-case, drop punctuation tokens, then SQuAD-normalise (as the script)."""
@@ -155,16 +165,22 @@ def question_edits(prompt_tokens: Sequence[str], question_tokens: Sequence[str])
     return [f"[DELETED]{t}" for t in remaining_prompt] + [f"[ADDED]{t}" for t in remaining_question]
 
 
+@lru_cache(maxsize=65536)
+def _edits(prompt: str, question: str) -> tuple[str, ...]:
+    """:func:`question_edits` of two normalised questions, once per (prompt, question):
+    a gold rewrite is compared with every predicted pair whose answer matches it."""
+    return tuple(question_edits(prompt.split(" "), question.split(" ")))
+
+
 def edit_f1(prompt: str, predicted: str, references: Sequence[str]) -> float:
     """EDIT-F1 of a predicted rewrite against gold rewrites (all normalised), max over references.
 
     1.0 when neither the reference nor the prediction edits the prompt; 0.0 when only one does.
     """
-    prompt_tokens = prompt.split(" ")
-    predicted_edits = question_edits(prompt_tokens, predicted.split(" "))
+    predicted_edits = _edits(prompt, predicted)
     best = 0.0
     for reference in references:
-        reference_edits = question_edits(prompt_tokens, reference.split(" "))
+        reference_edits = _edits(prompt, reference)
         if not reference_edits and not predicted_edits:
             best = max(best, 1.0)
         elif reference_edits and predicted_edits:
@@ -172,28 +188,66 @@ def edit_f1(prompt: str, predicted: str, references: Sequence[str]) -> float:
     return best
 
 
-def _pycoco_epsilon(p_n: list[Fraction], **_: object) -> list[float]:
-    """NLTK smoothing hook adding pycocoevalcap's epsilons to every n-gram precision."""
-    return [(p.numerator + 1e-15) / (p.denominator + 1e-9) for p in p_n]
-
-
 _BLEU_WEIGHTS = [(1.0,), (0.5, 0.5), (1 / 3, 1 / 3, 1 / 3), (0.25, 0.25, 0.25, 0.25)]
+_BLEU_ORDERS = len(_BLEU_WEIGHTS)
+
+
+@dataclass(frozen=True)
+class _Ngrams:
+    """A normalised question's length and n-gram counts (n = 1..4)."""
+
+    length: int
+    counts: tuple[dict[tuple[str, ...], int], ...]
+
+
+@lru_cache(maxsize=65536)
+def _ngrams(text: str) -> _Ngrams:
+    """Once per question text: a gold phrasing is the reference of every predicted pair
+    whose answer matches it, a predicted question the hypothesis of every gold pair."""
+    tokens = text.split()
+    counts = []
+    for n in range(1, _BLEU_ORDERS + 1):
+        found: dict[tuple[str, ...], int] = {}
+        for start in range(len(tokens) - n + 1):
+            ngram = tuple(tokens[start:start + n])
+            found[ngram] = found.get(ngram, 0) + 1
+        counts.append(found)
+    return _Ngrams(len(tokens), tuple(counts))
 
 
 def question_bleu(predicted: str, references: Sequence[str]) -> tuple[float, float, float, float]:
-    """Sentence BLEU-1..4 (cumulative, closest reference length) between normalised questions."""
-    from nltk.translate.bleu_score import corpus_bleu
+    """Sentence BLEU-1..4 (cumulative, closest reference length) between normalised questions.
 
-    hypothesis = predicted.split()
-    reference_tokens = [reference.split() for reference in references]
-    if not hypothesis or not any(reference_tokens):
+    NLTK's ``corpus_bleu`` over one hypothesis, smoothed by adding pycocoevalcap's epsilons
+    (1e-15 / 1e-9) to every n-gram precision's numerator / denominator, step for step (``modified_precision``, ``closest_ref_length``, ``brevity_penalty``; the same
+    integer counts and float operations, so the same numbers), on n-gram counts computed
+    once per question text instead of once per (gold, predicted) pair."""
+    hypothesis = _ngrams(predicted)
+    reference_ngrams = [_ngrams(reference) for reference in references]
+    if not hypothesis.length or not any(ref.length for ref in reference_ngrams):
         return (0.0, 0.0, 0.0, 0.0)
-    scores = corpus_bleu(
-        [reference_tokens], [hypothesis], weights=_BLEU_WEIGHTS, smoothing_function=_pycoco_epsilon
-    )
-    if not isinstance(scores, list):  # NLTK returns a bare 0 when no unigram matches
+    numerators, denominators = [], []
+    for order in range(_BLEU_ORDERS):
+        counts = hypothesis.counts[order]
+        matched = 0
+        for ngram, count in counts.items():
+            matched += min(count, max(ref.counts[order].get(ngram, 0)
+                                      for ref in reference_ngrams))
+        numerators.append(matched)
+        denominators.append(max(1, sum(counts.values())))
+    if numerators[0] == 0:  # NLTK returns a bare 0 when no unigram matches
         return (0.0, 0.0, 0.0, 0.0)
-    return tuple(float(score) for score in scores)  # type: ignore[return-value]
+    hyp_len = hypothesis.length
+    closest = min((ref.length for ref in reference_ngrams),
+                  key=lambda ref_len: (abs(ref_len - hyp_len), ref_len))
+    penalty = 1 if hyp_len > closest else math.exp(1 - closest / hyp_len)
+    precisions = [(numerator + 1e-15) / (denominator + 1e-9)  # pycocoevalcap's epsilons
+                  for numerator, denominator in zip(numerators, denominators, strict=True)]
+    scores = []
+    for weights in _BLEU_WEIGHTS:
+        logs = (w * math.log(p) for w, p in zip(weights, precisions, strict=False) if p > 0)
+        scores.append(float(penalty * math.exp(math.fsum(logs))))
+    return tuple(scores)  # type: ignore[return-value]
 
 
 def _question_similarities(prompt: str, predicted: str, references: Sequence[str]) -> dict[str, float]:

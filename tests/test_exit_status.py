@@ -8,7 +8,10 @@ import sys
 
 from tests.conftest import subprocess_env
 
+# An lm-eval process: the start-up hook registers the status handler as ``lm_eval`` starts
+# importing, so handlers registered afterwards (logging's, the two below) run before it.
 SCRIPT = """
+import lm_eval
 import atexit
 from condambig_tasks import exit_status
 atexit.register(lambda: print("handler registered before ran", flush=True))

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO_ROOT, executable, subprocess_env
+from tests.support.fresh_site import venv_with_checkout_pth
 
 tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
 
@@ -62,21 +63,24 @@ def test_stock_lm_eval_lists_the_tasks():
         assert f"|{task} " in listed, task
 
 
-def test_the_opt_out_leaves_lm_eval_untouched():
+def test_the_opt_out_leaves_lm_eval_untouched(tmp_path):
     """With the opt-out set, importing lm-eval's task manager patches nothing (so its task
-    index holds none of ours; indexing lm-eval's whole task tree to show it costs ~45 s)."""
+    index holds none of ours; indexing lm-eval's whole task tree to show it costs ~45 s).
+    Run where ``site`` processes this checkout's .pth line (not an earlier install's)."""
+    python = venv_with_checkout_pth(tmp_path / "venv")
     code = ("import lm_eval.tasks.manager as m, sys;"
             "print(getattr(m.TaskManager, '_condambig_patched', False),"
             " 'condambig_tasks._lm_eval_hook' in sys.modules)")
     outputs = {}
     for opt_out in ("", "1"):
-        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                env=subprocess_env(CONDAMBIG_DISABLE_LM_EVAL_HOOK=opt_out),
-                                timeout=300)
+        env = subprocess_env(CONDAMBIG_DISABLE_LM_EVAL_HOOK=opt_out)
+        env.pop("PYTHONPATH", None)
+        result = subprocess.run([str(python), "-c", code], capture_output=True, text=True,
+                                env=env, timeout=300, cwd="/")
         assert result.returncode == 0, result.stderr[-2000:]
         outputs[opt_out] = result.stdout.split()
     assert outputs[""] == ["True", "True"]
-    assert outputs["1"] == ["False", "True"]  # the hook module is loaded, and stands down
+    assert outputs["1"] == ["False", "False"]  # the .pth line imported nothing
 
 
 def test_hook_adds_the_task_folder_to_task_manager_include_paths():
