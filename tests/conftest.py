@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,11 +25,12 @@ _OWN_CACHE_VARIABLE = "CONDAMBIG_TEST_OWN_CACHE"  # CONDAMBIG_CACHE_DIR was set 
 
 
 def pytest_configure(config) -> None:
-    """One folder for the run (tiny models, lm-eval's task index), made by the first pytest
-    process and inherited by xdist workers; judge caches and downloads of the run go to a
-    folder of each process there, never to the user's ~/.cache."""
+    """One folder for the run (tiny models, lm-eval's task index, the Hugging Face cache),
+    made by the first pytest process and inherited by xdist workers; judge caches and
+    downloads of the run go to a folder of each process there, never to the user's ~/.cache."""
     if not is_xdist_worker(config):
         config._condambig_run_folder = create_run_folder()
+        os.environ["HF_HOME"] = str(config._condambig_run_folder / "huggingface")
     if not os.environ.get("CONDAMBIG_CACHE_DIR") or os.environ.get(_OWN_CACHE_VARIABLE):
         os.environ["CONDAMBIG_CACHE_DIR"] = str(worker_cache_dir(config))
         os.environ[_OWN_CACHE_VARIABLE] = "1"
@@ -87,6 +89,17 @@ def load_from_real_data(real_data_dir: Path, relative_file: str, load):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(SHARED_DATA_VARIABLE, str(real_data_dir))
         return load()
+
+
+@pytest.fixture
+def closed_port() -> Iterator[int]:
+    """A loopback port nothing listens on, bound for the whole test so that no other test
+    (or xdist worker) is given it meanwhile."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]
 
 
 @pytest.fixture(scope="session")
