@@ -1,7 +1,7 @@
 """Test subprocesses only: lm-eval's index of its built-in task folder, built once per test run.
 
 lm-eval 0.4.13 keeps no task index on disk: every ``TaskManager`` parses each YAML file under
-``lm_eval/tasks`` (~14,000 files, 7-10 s of CPU), so every ``lm_eval`` command of the end-to-end
+``lm_eval/tasks`` (~14,000 files, ~7 s of CPU), so every ``lm_eval`` command of the end-to-end
 tests paid it. The tests put this folder on ``PYTHONPATH`` with ``CONDAMBIG_TEST_LM_EVAL_INDEX``
 naming a folder of the run (``tests/support/run_folder.py``); then the first process stores
 the built-in folder's index there and the others load it (``_lm_eval_index_cache``). Every
