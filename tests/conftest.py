@@ -4,21 +4,61 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.support.run_folder import (
+    create_run_folder,
+    is_xdist_worker,
+    remove_run_folder,
+    shared_model,
+    with_lm_eval_index,
+    worker_cache_dir,
+)
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURE_DATA = REPO_ROOT / "tests" / "fixtures" / "data"
 SHARED_DATA_VARIABLE = "CONDAMBIG_DATA_DIR"
+_OWN_CACHE_VARIABLE = "CONDAMBIG_TEST_OWN_CACHE"  # CONDAMBIG_CACHE_DIR was set by this conftest
 
 
 def pytest_configure(config) -> None:
-    """Keep judge caches and downloads of the whole run out of the user's ~/.cache."""
-    if not os.environ.get("CONDAMBIG_CACHE_DIR"):
-        import tempfile
+    """One folder for the run (tiny models, lm-eval's task index, the Hugging Face cache),
+    made by the first pytest process and inherited by xdist workers; judge caches and
+    downloads of the run go to a folder of each process there, never to the user's ~/.cache."""
+    if not is_xdist_worker(config):
+        config._condambig_run_folder = create_run_folder()
+        os.environ["HF_HOME"] = str(config._condambig_run_folder / "huggingface")
+    if not os.environ.get("CONDAMBIG_CACHE_DIR") or os.environ.get(_OWN_CACHE_VARIABLE):
+        os.environ["CONDAMBIG_CACHE_DIR"] = str(worker_cache_dir(config))
+        os.environ[_OWN_CACHE_VARIABLE] = "1"
 
-        os.environ["CONDAMBIG_CACHE_DIR"] = tempfile.mkdtemp(prefix="condambig-test-cache-")
+
+def pytest_unconfigure(config) -> None:
+    folder = getattr(config, "_condambig_run_folder", None)
+    if folder is not None:
+        remove_run_folder(folder)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist names the groups
+def pytest_collection_modifyitems(config, items) -> None:
+    """Under ``--dist loadgroup``, the tests of a module sharing a module-scoped fixture (one
+    lm-eval run read by several tests) run on one worker, so the fixture is built once.
+    xdist workers start with the subprocess runs (``e2e``, then ``realdata``), so the many
+    quick tests fill the end of the run instead of one long run ending it alone."""
+    if is_xdist_worker(config):
+        items.sort(key=lambda item: (item.get_closest_marker("e2e") is None,
+                                     item.get_closest_marker("realdata") is None))
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None:
+            continue
+        if any(definition.scope in ("module", "class", "package")
+               for name in info.names_closure
+               for definition in info.name2fixturedefs.get(name, ())):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
 
 
 @pytest.fixture(scope="session")
@@ -51,11 +91,47 @@ def load_from_real_data(real_data_dir: Path, relative_file: str, load):
         return load()
 
 
+@pytest.fixture
+def closed_port() -> Iterator[int]:
+    """A loopback port nothing listens on, bound for the whole test so that no other test
+    (or xdist worker) is given it meanwhile."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]
+
+
 @pytest.fixture(scope="session")
-def tiny_causal_lm(tmp_path_factory) -> Path:
+def tiny_causal_lm() -> Path:
+    """A 2-layer random Llama with a local tokenizer (built once per run, read-only)."""
     from tests.support.tiny_models import build_tiny_causal_lm
 
-    return build_tiny_causal_lm(tmp_path_factory.mktemp("tiny_causal_lm"))
+    return shared_model("tiny_causal_lm", build_tiny_causal_lm)
+
+
+@pytest.fixture(scope="session")
+def tiny_t5() -> Path:
+    """A 2-layer random T5 with a local tokenizer: HotpotQA-FLM's answering agent and
+    downstream model (built once per run, read-only)."""
+    from tests.support.tiny_seq2seq import build_tiny_t5
+
+    return shared_model("tiny_t5", build_tiny_t5)
+
+
+@pytest.fixture(scope="session")
+def scripted_causal_lm():
+    """``scripted_causal_lm(reply)``: a tiny Llama answering every prompt with ``reply``
+    (tests/support/tiny_models.py), built once per run and reply, read-only."""
+    import hashlib
+
+    from tests.support.tiny_models import build_scripted_causal_lm
+
+    def model(reply: str) -> Path:
+        name = "scripted_lm-" + hashlib.sha256(reply.encode()).hexdigest()[:16]
+        return shared_model(name, lambda folder: build_scripted_causal_lm(folder, reply))
+
+    return model
 
 
 def subprocess_env(**extra: str) -> dict[str, str]:
@@ -72,7 +148,7 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     })
     env.pop("OPENAI_API_KEY", None)
     env.update(extra)
-    return env
+    return with_lm_eval_index(env)
 
 
 def executable(name: str) -> str:

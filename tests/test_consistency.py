@@ -60,20 +60,12 @@ SCRIPTED_OUTPUTS: dict[str, list[str]] = {
 }
 
 
-@pytest.fixture(scope="session")
-def tiny_agent(tmp_path_factory) -> Path:
-    """A tiny random T5: HotpotQA-FLM's answering agent and downstream model."""
-    from tests.support.tiny_seq2seq import build_tiny_t5
-
-    return build_tiny_t5(tmp_path_factory.mktemp("tiny_agent"))
-
-
 def _model_options(benchmark: Benchmark, request) -> dict[str, Any]:
     """Options every front end gets besides the variant's (HotpotQA-FLM's agent models)."""
     fields = {f.name for f in dataclasses.fields(benchmark.options_type)}
     if not {"answering_agent", "downstream_model"} <= fields:
         return {}
-    agent = str(request.getfixturevalue("tiny_agent"))
+    agent = str(request.getfixturevalue("tiny_t5"))
     # no answer cache: each front end runs the agents itself (details say what was computed)
     wanted = {"answering_agent": agent, "downstream_model": agent, "agent_device": "cpu",
               "agent_dtype": "float32", "downstream_cache": False}

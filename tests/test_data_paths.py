@@ -20,14 +20,6 @@ FAST = 2.0  # seconds an offline failure may take (the hub client's own retries 
 
 
 @pytest.fixture
-def closed_port():
-    """A loopback port nothing listens on (bound, so no other test takes it)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        yield sock.getsockname()[1]
-
-
-@pytest.fixture
 def network_allowed(monkeypatch):
     for name in settings.OFFLINE_VARIABLES:
         monkeypatch.delenv(name, raising=False)

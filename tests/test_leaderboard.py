@@ -133,14 +133,6 @@ def test_group_yaml_gives_the_unweighted_mean_of_the_leaves():
 
 
 @pytest.fixture(scope="module")
-def tiny_t5(tmp_path_factory) -> Path:
-    """The HotpotQA-FLM agents (a 2-layer random T5 with a local tokenizer)."""
-    from tests.support.tiny_seq2seq import build_tiny_t5
-
-    return build_tiny_t5(tmp_path_factory.mktemp("tiny_t5"))
-
-
-@pytest.fixture(scope="module")
 def suite_run(tmp_path_factory, tiny_t5):
     """``lm_eval --tasks condambig`` on the fixtures (one run for the lm-eval tests)."""
     tmp = tmp_path_factory.mktemp("suite")

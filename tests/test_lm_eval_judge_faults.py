@@ -15,7 +15,6 @@ import json
 import math
 import re
 import shlex
-import socket
 import subprocess
 from pathlib import Path
 
@@ -76,18 +75,11 @@ def _written(out: Path) -> tuple[dict, list[dict]]:
     return json.loads(Path(results).read_text()), rows
 
 
-def _closed_port_url() -> str:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    return f"http://127.0.0.1:{port}/v1"
-
-
 @pytest.mark.parametrize("fault", ["closed port", "401"])
 def test_a_judge_that_cannot_be_used_ends_the_run_before_any_generation(
-        fault, subject, judge, tmp_path):
+        fault, subject, judge, tmp_path, closed_port):
     if fault == "closed port":
-        url = _closed_port_url()
+        url = f"http://127.0.0.1:{closed_port}/v1"
         env = _env(tmp_path, url)
     else:
         judge.set_script({**HEALTHY, "require_api_key": "the-right-key"})

@@ -185,14 +185,12 @@ def test_a_scoring_only_option_may_differ(tmp_path, use_fixture_data, capsys):
 
 
 def test_hotpot_flm_log_uses_the_runs_agents_and_may_move_them(
-        tmp_path, use_fixture_data, monkeypatch, capsys):
+        tmp_path, use_fixture_data, monkeypatch, capsys, tiny_t5):
     """HotpotQA-FLM scores through agent models: the run's checkpoints come from the log,
     and the device they run on is a scoring-only option."""
-    from tests.support.tiny_seq2seq import build_tiny_t5
-
     monkeypatch.setenv("CONDAMBIG_OFFLINE", "1")
     monkeypatch.setenv("CONDAMBIG_CACHE_DIR", str(tmp_path / "cache"))
-    agent = str(build_tiny_t5(tmp_path / "t5"))
+    agent = str(tiny_t5)
     options = {"split": "full", "answering_agent": agent, "downstream_model": agent}
     questions = {"fx00000000000000000000a1": "What was Oskar Velde's job?",
                  "fx00000000000000000000a2": "When was Tomas Reyl born?"}
@@ -295,11 +293,9 @@ def _nan_as_null(metrics: dict[str, float]) -> dict[str, float | None]:
     return {k: None if math.isnan(v) else v for k, v in metrics.items()}
 
 
-@pytest.fixture(scope="module")
-def ambignq_lm(tmp_path_factory) -> Path:
-    from tests.support.tiny_models import build_scripted_causal_lm
-
-    return build_scripted_causal_lm(tmp_path_factory.mktemp("ambignq_lm"), AMBIGNQ_REPLY)
+@pytest.fixture(scope="session")
+def ambignq_lm(scripted_causal_lm) -> Path:
+    return scripted_causal_lm(AMBIGNQ_REPLY)
 
 
 @pytest.fixture(scope="module")
@@ -378,13 +374,12 @@ JUDGE_DEPENDENT = {spec.name for spec in CONDAMBIGQA_METRICS if spec.judge} | {"
 
 
 @pytest.fixture(scope="module")
-def judged_run(tmp_path_factory):
+def judged_run(tmp_path_factory, scripted_causal_lm):
     """A real lm-eval CondAmbigQA run judged by loopback judge A, named in --metadata."""
     from tests.condambigqa.test_e2e import JUDGE_SCRIPT, SCRIPTED_REPLY
-    from tests.support.tiny_models import build_scripted_causal_lm
 
     root = tmp_path_factory.mktemp("judged_run")
-    model = build_scripted_causal_lm(root / "lm", SCRIPTED_REPLY)
+    model = scripted_causal_lm(SCRIPTED_REPLY)
     env = _env(CONDAMBIG_JUDGE_API_KEY="test-key", CONDAMBIG_CACHE_DIR=str(root / "cache"))
     with JudgeServer(JUDGE_SCRIPT) as judge_a:
         metadata = json.dumps({"judge_model": "judge-a", "judge_base_url": judge_a.base_url})

@@ -105,11 +105,9 @@ def test_lm_eval_paper_variant_matches_the_inspect_config():
 # ---------------------------------------------------------------------- end to end
 
 
-@pytest.fixture(scope="module")
-def scripted_lm(tmp_path_factory) -> Path:
-    from tests.support.tiny_models import build_scripted_causal_lm
-
-    return build_scripted_causal_lm(tmp_path_factory.mktemp("scripted_lm"), SCRIPTED_REPLY)
+@pytest.fixture(scope="session")
+def scripted_lm(scripted_causal_lm) -> Path:
+    return scripted_causal_lm(SCRIPTED_REPLY)
 
 
 def _run(command: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:

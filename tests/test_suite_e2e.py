@@ -19,10 +19,8 @@ LM_EVAL_TASKS = {"condambigqa", "hotpot_flm", "conditionalqa", "ambignq",
 
 
 @pytest.fixture(scope="module")
-def suite_env(tmp_path_factory) -> dict[str, str]:
-    from tests.support.tiny_seq2seq import build_tiny_t5
-
-    t5 = build_tiny_t5(tmp_path_factory.mktemp("suite_t5"))
+def suite_env(tmp_path_factory, tiny_t5) -> dict[str, str]:
+    t5 = tiny_t5
     return subprocess_env(
         CONDAMBIG_DATA_DIR=str(FIXTURE_DATA),
         CONDAMBIG_CACHE_DIR=str(tmp_path_factory.mktemp("suite_cache")),

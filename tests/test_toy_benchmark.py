@@ -35,11 +35,9 @@ def toy_registered(monkeypatch) -> None:
     monkeypatch.setenv("CONDAMBIG_EXTRA_BENCHMARKS", extra_benchmarks_with_toy())
 
 
-@pytest.fixture(scope="module")
-def scripted_lm(tmp_path_factory) -> Path:
-    from tests.support.tiny_models import build_scripted_causal_lm
-
-    return build_scripted_causal_lm(tmp_path_factory.mktemp("toy_scripted_lm"), REPLY)
+@pytest.fixture(scope="session")
+def scripted_lm(scripted_causal_lm) -> Path:
+    return scripted_causal_lm(REPLY)
 
 
 def _env(tmp_path: Path) -> dict[str, str]:

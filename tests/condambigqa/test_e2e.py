@@ -35,11 +35,9 @@ EXACT_METRICS = {"citation_score", "answer_count", "count_difference", "parse_ra
 SKIP_MESSAGE = "no judge configured"
 
 
-@pytest.fixture(scope="module")
-def scripted_lm(tmp_path_factory) -> Path:
-    from tests.support.tiny_models import build_scripted_causal_lm
-
-    return build_scripted_causal_lm(tmp_path_factory.mktemp("scripted_lm"), SCRIPTED_REPLY)
+@pytest.fixture(scope="session")
+def scripted_lm(scripted_causal_lm) -> Path:
+    return scripted_causal_lm(SCRIPTED_REPLY)
 
 
 @pytest.fixture(scope="module")

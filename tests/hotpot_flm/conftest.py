@@ -26,14 +26,6 @@ def flm_data(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     return FIXTURE_DATA
 
 
-@pytest.fixture(scope="session")
-def tiny_t5(tmp_path_factory) -> Path:
-    """A 2-layer random T5 with a local tokenizer (answering agent and downstream model)."""
-    from tests.support.tiny_seq2seq import build_tiny_t5
-
-    return build_tiny_t5(tmp_path_factory.mktemp("tiny_t5"))
-
-
 def fixture_examples() -> list[dict]:
     return json.loads(HOTPOT_FIXTURE.read_text(encoding="utf-8"))
 

@@ -2,7 +2,6 @@
 transformers' own retries (24-70 s)."""
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -17,17 +16,11 @@ except Exception as error:
 """
 
 
-def _closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def test_an_unreachable_hub_fails_fast_with_the_agent_error(tmp_path):
+def test_an_unreachable_hub_fails_fast_with_the_agent_error(tmp_path, closed_port):
     env = {key: value for key, value in os.environ.items()
            if key not in {"HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE",
                           "CONDAMBIG_OFFLINE"}}
-    env.update(HF_ENDPOINT=f"http://127.0.0.1:{_closed_port()}", HF_HOME=str(tmp_path / "hf"),
+    env.update(HF_ENDPOINT=f"http://127.0.0.1:{closed_port}", HF_HOME=str(tmp_path / "hf"),
                HF_HUB_ETAG_TIMEOUT="30", HF_HUB_DOWNLOAD_TIMEOUT="30")
     started = time.monotonic()
     result = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True,
