@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from condambig_metrics.judge.preflight import PREFLIGHT_PROMPT
 from condambig_tasks import interrupts
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
 from tests.support.interrupting import assert_clean_stop, interrupt, run_ok, sqlite_rows
@@ -50,6 +51,12 @@ def test_sigterm_cancels_an_asyncio_run_as_ctrl_c_does():
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
 
 
+def judgement_prompts(server: JudgeServer) -> list[str]:
+    """The judge prompts the server received, less the endpoint check before the first one."""
+    return [prompt for prompt in server.stats(with_prompts=True)["prompts"]
+            if prompt != PREFLIGHT_PROMPT]
+
+
 @pytest.fixture(scope="module")
 def slow_judge():
     with JudgeServer({**JUDGE_SCRIPT, "latency_ms": 150}) as server:
@@ -75,14 +82,14 @@ def test_judged_run_stops_at_once_and_the_rerun_asks_only_for_the_rest(slow_judg
 
     slow_judge.reset()
     clean = json.loads(run_ok(command, env(tmp_path / "clean.sqlite", 16), tmp_path).stdout)
-    everything = slow_judge.stats(with_prompts=True)["prompts"]
+    everything = judgement_prompts(slow_judge)
     needed = len(everything)
     assert needed == len(set(everything)) > 6
 
     cache = tmp_path / "judge.sqlite"
     slow_judge.reset()  # one judgement at a time: the signal comes with most still to do
     code, seconds, stderr = interrupt(command, env(cache, 1), tmp_path,
-                                       lambda: slow_judge.stats()["requests"] >= 4, signum)
+                                       lambda: len(judgement_prompts(slow_judge)) >= 4, signum)
     line = assert_clean_stop(code, seconds, stderr)
     [(cached,)] = sqlite_rows(cache, "SELECT COUNT(*) FROM judgements")
     assert 3 <= cached < needed
@@ -90,7 +97,7 @@ def test_judged_run_stops_at_once_and_the_rerun_asks_only_for_the_rest(slow_judg
 
     slow_judge.reset()
     again = json.loads(run_ok(command, env(cache, 16), tmp_path).stdout)
-    asked = slow_judge.stats(with_prompts=True)["prompts"]
+    asked = judgement_prompts(slow_judge)
     assert len(asked) == needed - cached == len(set(asked))  # only the missing judgements
     assert set(asked) <= set(everything)
     assert again["metrics"] == clean["metrics"]
