@@ -16,10 +16,7 @@ and every judgement equal to the clean run's.
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -29,6 +26,7 @@ sys.path.insert(0, str(REPO))
 from condambig_metrics.judge import JudgeRequest, openai_judge_engine  # noqa: E402
 from condambig_metrics.judge.records import JudgeConfig  # noqa: E402
 from condambig_tasks.condambigqa.scoring import ANSWER_CORRECTNESS  # noqa: E402
+from tests.support.judge_server import judge_server_process  # noqa: E402
 
 SCRIPT = {"default": {"scores": {"7": 0.6, "8": 0.3, "6": 0.1}, "reason": "benchmark"},
           "rules": [{"contains": f"City {i}7", "scores": {"3": 0.7, "4": 0.3}}
@@ -37,26 +35,15 @@ SCRIPT = {"default": {"scores": {"7": 0.6, "8": 0.3, "6": 0.1}, "reason": "bench
 LIMITS = [(5, 2, "seconds"), (5, 1, "date"), (20, 1, "seconds"), (20, 2, "date")]
 
 
-def judge_pass(script: dict, requests: list[JudgeRequest], latency_ms: float,
-               scratch: Path) -> tuple[float, int, list]:
-    path = scratch / "script.json"
-    path.write_text(json.dumps(script))
-    server = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.judge_server", "--port", "0", "--script",
-         str(path), "--latency-ms", str(latency_ms)],
-        cwd=REPO, stdout=subprocess.PIPE, text=True,
-    )
-    try:
-        base_url = json.loads(server.stdout.readline())["base_url"]
+def judge_pass(script: dict, requests: list[JudgeRequest], latency_ms: float
+               ) -> tuple[float, int, list]:
+    with judge_server_process(script, latency_ms) as base_url:
         engine = openai_judge_engine(JudgeConfig(model="loopback-judge", base_url=base_url,
                                                  api_key="benchmark", cache_enabled=False))
         start = time.perf_counter()
         results = engine.judge_many_sync(requests)
         elapsed = time.perf_counter() - start
         return elapsed, engine.stats.requests_sent, results
-    finally:
-        server.terminate()
-        server.wait(10)
 
 
 def main() -> int:
@@ -70,19 +57,16 @@ def main() -> int:
                      actual_output=f"City {i}", expected_output="Paris")
         for i in range(args.judgements)
     ]
-    with tempfile.TemporaryDirectory() as scratch:
-        clean_time, clean_requests, clean = judge_pass(SCRIPT, requests, args.latency_ms,
-                                                       Path(scratch))
-        clean_numbers = [(r.raw_score, r.weighted) for r in clean]
-        rows = [("clean (no limit)", clean_time, clean_requests, clean, True)]
-        for per_second, retry_after, form in LIMITS:
-            script = {**SCRIPT, "rate_limit": {"per_second": per_second,
-                                               "retry_after": retry_after, "as": form}}
-            elapsed, sent, results = judge_pass(script, requests, args.latency_ms,
-                                                Path(scratch))
-            same = [(r.raw_score, r.weighted) for r in results] == clean_numbers
-            rows.append((f"{per_second}/s, Retry-After {retry_after} s ({form})", elapsed, sent,
-                         results, same))
+    clean_time, clean_requests, clean = judge_pass(SCRIPT, requests, args.latency_ms)
+    clean_numbers = [(r.raw_score, r.weighted) for r in clean]
+    rows = [("clean (no limit)", clean_time, clean_requests, clean, True)]
+    for per_second, retry_after, form in LIMITS:
+        script = {**SCRIPT, "rate_limit": {"per_second": per_second,
+                                           "retry_after": retry_after, "as": form}}
+        elapsed, sent, results = judge_pass(script, requests, args.latency_ms)
+        same = [(r.raw_score, r.weighted) for r in results] == clean_numbers
+        rows.append((f"{per_second}/s, Retry-After {retry_after} s ({form})", elapsed, sent,
+                     results, same))
 
     print(f"judge under a steady rate limit: {args.judgements} judgements, server latency "
           f"{args.latency_ms:g} ms, default concurrency {JudgeConfig('m').concurrency}")

@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -49,6 +48,7 @@ from condambig_metrics.judge import (  # noqa: E402
 from condambig_metrics.judge.openai_backend import _completion  # noqa: E402
 from condambig_metrics.judge.records import JudgeConfig  # noqa: E402
 from condambig_tasks.condambigqa.scoring import ANSWER_CORRECTNESS  # noqa: E402
+from tests.support.judge_server import judge_server_process  # noqa: E402
 
 CRITERION = ANSWER_CORRECTNESS  # the CondAmbigQA criterion the benchmark exists for
 SCRIPT = {"default": {"scores": {"7": 0.6, "8": 0.3, "6": 0.1}, "reason": "benchmark"}}
@@ -111,17 +111,6 @@ def measure(engine: JudgeEngine, requests: list[JudgeRequest],
             "extra": server_requests(base_url) - before - len(requests)}
 
 
-def start_server(scratch: Path, latency_ms: float) -> tuple[subprocess.Popen, str]:
-    script = scratch / "script.json"
-    script.write_text(json.dumps(SCRIPT))
-    server = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.judge_server", "--port", "0", "--script",
-         str(script), "--latency-ms", str(latency_ms)],
-        cwd=REPO, stdout=subprocess.PIPE, text=True,
-    )
-    return server, json.loads(server.stdout.readline())["base_url"]
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=500)
@@ -141,8 +130,7 @@ def main() -> int:
           f"{'CPU ms/call':>11} {'extra':>5}")
     with tempfile.TemporaryDirectory() as scratch:
         for latency_ms in args.latencies_ms:
-            server, base_url = start_server(Path(scratch), latency_ms)
-            try:
+            with judge_server_process(SCRIPT, latency_ms) as base_url:
                 for concurrency in args.concurrency:
                     for client in args.clients:
                         config = JudgeConfig(model="loopback-judge", base_url=base_url,
@@ -158,20 +146,13 @@ def main() -> int:
                               f"{run['extra']:>5}", flush=True)
                         scores.add(tuple(result.raw_score for result in run["results"]))
                         ok &= run["failures"] == 0 and run["extra"] == 0
-            finally:
-                server.terminate()
-                server.wait(10)
-        server, base_url = start_server(Path(scratch), args.latencies_ms[0])
-        try:
+        with judge_server_process(SCRIPT, args.latencies_ms[0]) as base_url:
             config = JudgeConfig(model="loopback-judge", base_url=base_url, api_key="benchmark",
                                  cache_path=str(Path(scratch) / "judge.sqlite"))
             requests = make_requests(args.calls, "cached")
             measure(openai_judge_engine(config), requests, base_url)
             cached_engine = openai_judge_engine(config)
             cached = measure(cached_engine, requests, base_url)
-        finally:
-            server.terminate()
-            server.wait(10)
     sent = cached["extra"] + args.calls
     print(f"  cached rerun (concurrency {config.concurrency}): {cached['wall']:.2f} s, "
           f"requests sent {sent}, cache hits {cached_engine.stats.cache_hits}")

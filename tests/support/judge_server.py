@@ -62,14 +62,18 @@ terminated.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import re
 import socket
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter, deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -582,6 +586,27 @@ class JudgeServer:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+@contextlib.contextmanager
+def judge_server_process(script: dict[str, Any], latency_ms: float | None = None
+                         ) -> Iterator[str]:
+    """This server in a process of its own (so its CPU is not the client's, as benchmarks
+    measure it); yields its base URL and stops it on exit."""
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / "script.json"
+        path.write_text(json.dumps(script))
+        command = [sys.executable, "-m", "tests.support.judge_server", "--port", "0",
+                   "--script", str(path)]
+        if latency_ms is not None:
+            command += ["--latency-ms", str(latency_ms)]
+        server = subprocess.Popen(command, cwd=Path(__file__).resolve().parents[2],
+                                  stdout=subprocess.PIPE, text=True)
+        try:
+            yield json.loads(server.stdout.readline())["base_url"]
+        finally:
+            server.terminate()
+            server.wait(10)
 
 
 def main(argv: list[str] | None = None) -> int:
