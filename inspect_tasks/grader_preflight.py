@@ -22,6 +22,7 @@ from condambig.judge_backend import JUDGE_GENERATE_CONFIG
 from condambig_metrics.judge import (
     JudgeCompletion,
     PermanentJudgeError,
+    RateLimitedError,
     TransientJudgeError,
     normalized_base_url,
 )
@@ -69,7 +70,7 @@ class ProviderCheck:
             decision = isinstance(error, (TimeoutError, OSError))
         if decision:
             if getattr(decision, "kind", None) == "rate_limit":
-                text = f"rate limit: {text}"
+                return RateLimitedError(f"rate limit: {text}")
             return TransientJudgeError(text)
         return PermanentJudgeError(text)
 

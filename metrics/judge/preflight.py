@@ -96,8 +96,7 @@ def check_judge(backend: Any, where: str, **keywords: Any) -> None:
 
 def _rate_limited(error: BaseException) -> bool:
     """The endpoint is there and busy (the engine waits for it)."""
-    return isinstance(error, RateLimitedError) or "429" in str(error) or \
-        "rate limit" in str(error).lower()
+    return isinstance(error, RateLimitedError)
 
 
 def _message(where: str, error: BaseException | None, what_to_set: str, moment: str,

@@ -51,3 +51,17 @@ def test_an_unreachable_endpoint_ends_within_seconds():
     with pytest.raises(JudgeUnavailableError, match="cannot be reached"):
         check_judge(_backend(url), f"judge-model at {url}")
     assert time.monotonic() - started < 5
+
+
+def test_a_dead_port_whose_number_holds_429_is_not_taken_for_a_rate_limit():
+    """Only a rate-limit error means "there and busy", not '429' anywhere in a message."""
+    for port in range(42900, 43000):
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        break
+    url = f"http://127.0.0.1:{port}/v1"
+    with pytest.raises(JudgeUnavailableError, match="cannot be reached"):
+        check_judge(_backend(url), f"judge-model at {url}")
