@@ -173,13 +173,10 @@ def preflight_judge(benchmark: Benchmark, judge: Any) -> None:
     if judge.cache_enabled:  # an unusable cache path ends the run now, not after generation
         from condambig_metrics.judge import JudgeCache
 
-        cache = JudgeCache(judge.cache_path or judge.default_cache_path)
         try:
-            cache.open()
+            JudgeCache.check(judge.cache_path or judge.default_cache_path)
         except ValueError as error:  # JudgeCacheError: names the path and what to set
             raise CondambigError(f"{benchmark.name}: {error}") from None
-        finally:
-            cache.close()
     _CHECKED_JUDGES.add((judge.model, endpoint))
 
 

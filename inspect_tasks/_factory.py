@@ -256,10 +256,7 @@ def _check_judge_cache(benchmark_name: str) -> None:
     from condambig_metrics.judge.errors import JudgeCacheError
     from condambig_tasks import settings
 
-    cache = JudgeCache(settings.judge_cache_file())
     try:
-        cache.open()
+        JudgeCache.check(settings.judge_cache_file())
     except JudgeCacheError as error:
         raise ConfigurationError(f"{benchmark_name}: {error}") from None
-    finally:
-        cache.close()

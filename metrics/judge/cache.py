@@ -116,6 +116,16 @@ class JudgeCache:
         with self._lock:
             self._connect()
 
+    @classmethod
+    def check(cls, path: str | os.PathLike[str]) -> None:
+        """Open (and create) the cache file and close it again: a front end calls this before
+        any generation, so an unusable path raises :class:`JudgeCacheError` then."""
+        cache = cls(path)
+        try:
+            cache.open()
+        finally:
+            cache.close()
+
     def get(self, key: str) -> CachedJudgement | None:
         """The stored judgement, or None: not stored, not valid, or the file unreadable."""
         with self._lock:
