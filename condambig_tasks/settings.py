@@ -79,7 +79,11 @@ def judge_max_failed() -> int:
     """``CONDAMBIG_JUDGE_MAX_FAILED`` (0 when unset): how many judgements may finally fail
     before the judged metrics are withheld; Inspect's ``-T judge_max_failed`` default."""
     value = environment_value(JUDGE_MAX_FAILED_VARIABLE)
-    return 0 if value is None else _number({"max_failed": value}, "max_failed", int, 0)
+    if value is None:
+        from condambig_metrics.judge.records import JudgeConfig
+
+        return JudgeConfig.__dataclass_fields__["max_failed"].default
+    return _number({"max_failed": value}, "max_failed", int)
 
 
 # lm-eval --metadata key -> (environment variable, JudgeConfig field)
@@ -94,6 +98,9 @@ _JUDGE_OPTIONS = {
     "judge_max_failed": (JUDGE_MAX_FAILED_VARIABLE, "max_failed"),
     "judge_retry_budget": (JUDGE_RETRY_BUDGET_VARIABLE, "retry_budget_seconds"),
 }
+# JudgeConfig's numeric fields and their types, for the values read as text
+_JUDGE_NUMBERS = {"concurrency": int, "max_retries": int, "timeout_seconds": float,
+                  "max_failed": int, "retry_budget_seconds": float}
 _CACHE_OFF = {"off", "none", "no", "false", "0", "disabled"}
 
 
@@ -112,7 +119,7 @@ def judge_config_from_environment(overrides: dict | None = None) -> JudgeConfig 
     unset, the cache is :func:`judge_cache_file` (``default_cache_path``).
     Returns a :class:`condambig_metrics.judge.JudgeConfig`.
     """
-    from condambig_metrics.judge.records import DEFAULT_JUDGE_CONCURRENCY, JudgeConfig
+    from condambig_metrics.judge.records import JudgeConfig
 
     overrides = overrides or {}
     raw: dict[str, str] = {}
@@ -133,20 +140,16 @@ def judge_config_from_environment(overrides: dict | None = None) -> JudgeConfig 
         model=raw["model"],
         base_url=raw.get("base_url"),
         api_key=raw.get("api_key"),
-        concurrency=_number(raw, "concurrency", int, DEFAULT_JUDGE_CONCURRENCY),
-        max_retries=_number(raw, "max_retries", int, 4),
-        timeout_seconds=_number(raw, "timeout_seconds", float, 60.0),
-        max_failed=_number(raw, "max_failed", int, 0),
-        retry_budget_seconds=_number(raw, "retry_budget_seconds", float, 600.0),
+        # numbers given are parsed; the others keep JudgeConfig's own defaults
+        **{field: _number(raw, field, kind) for field, kind in _JUDGE_NUMBERS.items()
+           if field in raw},
         cache_path=cache_path,
         cache_enabled=cache_enabled,
         default_cache_path=str(judge_cache_file()) if cache_enabled and not cache_path else None,
     )
 
 
-def _number(raw: dict[str, str], field: str, kind: type, default):
-    if field not in raw:
-        return default
+def _number(raw: dict[str, str], field: str, kind: type):
     try:
         return kind(raw[field])
     except ValueError:
