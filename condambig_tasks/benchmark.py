@@ -48,6 +48,8 @@ class MetricSpec:
     judge: bool = False
     # what divides the value onto a 0-1 scale for the suite score (100 for percentages)
     scale: float = 1.0
+    # drawn in the report's figure of the benchmark (beside the paper's number when it has one)
+    plot: bool = False
 
     def __post_init__(self) -> None:
         if self.aggregation not in AGGREGATIONS:
@@ -61,6 +63,34 @@ SUITE_SPEC = MetricSpec(
 """Reported after the other metrics whenever a run has a headline: lm-eval's group
 aggregation needs one metric name shared by every task, and headlines differ in name and
 scale (HotpotQA-FLM's recovery and Abg-CoQA's BLEU are percentages)."""
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One named task of a benchmark: the options it fixes and how it generates.
+
+    The name is the lm-eval task name, the Inspect dataset name and the report's section;
+    every front end takes its variants from here (lm-eval's task files, the report's mapping
+    from a task name to its benchmark, the listing and register entries).
+    """
+
+    task: str
+    description: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+    # sampling as the paper's runs did it (None: greedy decoding, temperature 0)
+    temperature: float | None = None
+    # the generation budget when it differs from Benchmark.max_tokens(options)
+    max_tokens: int | None = None
+    # the judge model the paper used, this variant's default judge (None: no default)
+    judge_model: str | None = None
+
+    def accepts(self, options: Mapping[str, Any]) -> bool:
+        """Whether a run with these options (JSON values) is a run of this variant."""
+        return all(_same_value(options.get(key), value) for key, value in self.options.items())
+
+
+def _same_value(left: Any, right: Any) -> bool:
+    return str(getattr(left, "value", left)) == str(getattr(right, "value", right))
 
 
 @dataclass(frozen=True)
@@ -117,9 +147,40 @@ class Benchmark(Generic[Options, Item]):
     uses_judge: ClassVar[bool] = False
     # the folders under $CONDAMBIG_DATA_DIR this benchmark reads (named in data errors)
     data_folders: ClassVar[tuple[str, ...]] = ()
+    # the named tasks of this benchmark, the first being its default options; an lm-eval
+    # group of them all (None: no group) and the task or group that stands for the benchmark
+    # in the condambig suite
+    variants: ClassVar[tuple[Variant, ...]]
+    group: ClassVar[str | None] = None
+    suite_member: ClassVar[str]
     # condambig-score: other names of --outputs, and the official prediction format it reads
     cli_output_aliases: ClassVar[tuple[str, ...]] = ()
     prediction_format: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A benchmark that declares no variants has one: its own name, default options."""
+        super().__init_subclass__(**kwargs)
+        name = cls.__dict__.get("name")
+        if isinstance(name, str):
+            if "variants" not in cls.__dict__:
+                cls.variants = (Variant(name, getattr(cls, "title", name)),)
+            if "suite_member" not in cls.__dict__:
+                cls.suite_member = cls.group or cls.variants[0].task
+
+    # ------------------------------------------------------------------ variants
+    def variant(self, task: str) -> Variant:
+        """The variant named ``task`` (KeyError when this benchmark has none by that name)."""
+        for variant in self.variants:
+            if variant.task == task:
+                return variant
+        raise KeyError(f"{self.name} has no task {task!r}")
+
+    def variant_of(self, options: Options) -> Variant:
+        """The most specific variant whose fixed options these options have (a run of
+        Inspect or condambig-score names options, not a task)."""
+        values = self.options_to_json(options)
+        matching = [variant for variant in self.variants if variant.accepts(values)]
+        return max(matching, key=lambda variant: len(variant.options), default=self.variants[0])
 
     # ------------------------------------------------------------------ options
     def options(self, values: Mapping[str, Any] | None = None, *, strict: bool = True) -> Options:

@@ -10,8 +10,11 @@ from __future__ import annotations
 import importlib
 from functools import cache
 
-from condambig_tasks.benchmark import Benchmark
+from condambig_tasks.benchmark import Benchmark, Variant
 from condambig_tasks.errors import ConfigurationError
+
+# the lm-eval group of the whole suite: each benchmark's ``suite_member``, unweighted
+SUITE = "condambig"
 
 BENCHMARKS: dict[str, str] = {
     "condambigqa": "condambig_tasks.condambigqa.benchmark:CondAmbigQA",
@@ -37,3 +40,14 @@ def get(name: str) -> Benchmark:
             f"unknown benchmark {name!r}; known: {', '.join(known)}")
     module_name, _, class_name = known[name].partition(":")
     return getattr(importlib.import_module(module_name), class_name)()
+
+
+def task_variant(task: str) -> tuple[Benchmark, Variant] | None:
+    """The benchmark and variant a framework task name stands for (an lm-eval task name,
+    an Inspect dataset name), or None when no benchmark declares it."""
+    for name in available():
+        benchmark = get(name)
+        for variant in benchmark.variants:
+            if variant.task == task:
+                return benchmark, variant
+    return None

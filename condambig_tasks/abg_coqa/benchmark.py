@@ -44,6 +44,7 @@ from condambig_tasks.benchmark import (
     MetricSpec,
     Runtime,
     ScoredSample,
+    Variant,
     plain_summary,
 )
 from condambig_tasks.data import DataUnavailableError, read_json
@@ -80,6 +81,15 @@ class AbgCoQA(Benchmark[AbgCoQAOptions, AbgCoQASample]):
     name = "abg_coqa"
     title = "Abg-CoQA"
     version = "1.2"
+    variants = (
+        Variant("abg_coqa_detection", "is the question ambiguous: yes / no (class F1)",
+                {"subtask": "detection"}),
+        Variant("abg_coqa_clarification", "ask a clarification question (corpus BLEU)",
+                {"subtask": "clarification"}),
+        Variant("abg_coqa_clarified_qa", "answer the question once clarified (answer F1)",
+                {"subtask": "clarified_qa"}),
+    )
+    group = "abg_coqa"
     options_type = AbgCoQAOptions
     data_folders = ("abg_coqa",)
     uses_judge = True

@@ -23,7 +23,7 @@ from condambig_tasks.ambignq.loader import (
 from condambig_tasks.ambignq.parser import parse_reply
 from condambig_tasks.ambignq.prompts import build_prompt
 from condambig_tasks.ambignq.records import AmbigNQQuestion, PredictedPair, SingleAnswer
-from condambig_tasks.benchmark import SUM, Benchmark, MetricSpec, ScoredSample
+from condambig_tasks.benchmark import SUM, Benchmark, MetricSpec, ScoredSample, Variant
 from condambig_tasks.data import read_json
 from condambig_tasks.errors import PredictionFileError
 
@@ -49,6 +49,7 @@ class AmbigNQ(Benchmark[AmbigNQOptions, AmbigNQQuestion]):
     name = "ambignq"
     title = "AmbigNQ"
     version = "1.2"
+    variants = (Variant("ambignq", "every plausible answer of an ambiguous question"),)
     options_type = AmbigNQOptions
     data_folders = ("ambignq",)
     prediction_format = ("the official file: {id: [answer, ...]} or "

@@ -23,6 +23,7 @@ from condambig_tasks.benchmark import (
     MetricSpec,
     Runtime,
     ScoredSample,
+    Variant,
     json_safe,
 )
 from condambig_tasks.condambigqa.loader import Release, load_questions
@@ -123,6 +124,25 @@ class CondAmbigQA(Benchmark[CondAmbigQAOptions, CondAmbigQuestion]):
     title = "CondAmbigQA"
     version = "1.3"
     data_folders = ("condambigqa",)
+    variants = (
+        Variant("condambigqa", "the main setting: conditions, answers and citations from 20 "
+                "fragments (Table 2)", {"setting": "main"}),
+        Variant("condambigqa_gold_conditions", "answers and citations for the given gold "
+                "conditions (Fig. 4)", {"setting": "gold_conditions"}),
+        Variant("condambigqa_no_conditions", "answers and citations without conditions, "
+                "standard RAG (Fig. 4)", {"setting": "no_conditions"}),
+        Variant("condambigqa_closed_book", "answers from the question alone (Table 3)",
+                {"setting": "closed_book"}),
+        Variant("condambigqa_closed_book_conditions", "conditions and answers from the "
+                "question alone", {"setting": "closed_book_conditions"}),
+        Variant("condambigqa_paper", "the main setting as Li et al. ran it: sampled at "
+                "temperature 0.7 with 1,024 tokens, judged by gpt-4o-mini with DeepEval's "
+                "weighting (innovation64/CondAmbigQA, experiment_code/core/models.py)",
+                {"setting": "main", "judge_weighting": "deepeval"}, temperature=0.7,
+                max_tokens=1024, judge_model="gpt-4o-mini"),
+    )
+    group = "condambigqa_all"
+    suite_member = "condambigqa"
     options_type = CondAmbigQAOptions
     uses_judge = True
     # Table 2 ranks on Combined, Table 3's closed-book column is balanced_answer; without a

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from condambig_metrics.conditionalqa import BREAKDOWNS, question_categories, score_question
-from condambig_tasks.benchmark import SUM, Benchmark, MetricSpec, ScoredSample
+from condambig_tasks.benchmark import SUM, Benchmark, MetricSpec, ScoredSample, Variant
 from condambig_tasks.conditionalqa.document_view import DocumentView, fit_document
 from condambig_tasks.conditionalqa.loader import (
     join_documents,
@@ -98,6 +98,7 @@ class ConditionalQA(Benchmark[ConditionalQAOptions, ConditionalQAItem]):
     name = "conditionalqa"
     title = "ConditionalQA"
     version = "1.2"
+    variants = (Variant("conditionalqa", "answers with their conditions over the dev set"),)
     options_type = ConditionalQAOptions
     data_folders = ("conditionalqa",)
     # evaluate.py gives a reference question without a prediction no score at all (it is

@@ -28,6 +28,7 @@ from condambig_tasks.benchmark import (
     MetricSpec,
     Runtime,
     ScoredSample,
+    Variant,
     finite_number,
 )
 from condambig_tasks.errors import ConfigurationError
@@ -164,6 +165,12 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
     name = "hotpot_flm"
     title = "HotpotQA-FLM"
     version = "1.3"
+    variants = (
+        Variant("hotpot_flm", "the full HotpotQA distractor validation set (7,404 examples, "
+                "§5.1)", {"split": "full"}),
+        Variant("hotpot_flm_test", "the 400-example test set with human questions (Figure 3)",
+                {"split": "test"}),
+    )
     data_folders = ("hotpotqa", "hotpot_flm")
     options_type = FlmOptions
     cli_output_aliases = ("--questions",)
