@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
@@ -63,6 +64,37 @@ SUITE_SPEC = MetricSpec(
 """Reported after the other metrics whenever a run has a headline: lm-eval's group
 aggregation needs one metric name shared by every task, and headlines differ in name and
 scale (HotpotQA-FLM's recovery and Abg-CoQA's BLEU are percentages)."""
+
+
+@dataclass(frozen=True)
+class TaskVersion:
+    """A task version as inspect_evals writes it (its TASK_VERSIONING.md): ``N-X``.
+
+    N, the comparability version, goes up whenever a score can change (scoring, prompts,
+    data handling); X, the interface letter, goes up for changes that leave every score as
+    it was (new metrics or options, new outputs) and restarts at A with a new N. Inspect's
+    ``Task.version`` and lm-eval's ``metadata.version`` carry N; the full version goes in
+    the task metadata and the provenance block.
+    """
+
+    full: str
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[1-9]\d*-[A-Z]", self.full):
+            raise ValueError(f"a task version is N-X (e.g. 2-A), got {self.full!r}")
+
+    @property
+    def comparability(self) -> int:
+        return int(self.full.split("-")[0])
+
+    @property
+    def interface(self) -> str:
+        return self.full.split("-")[1]
+
+    def to_metadata(self) -> dict[str, Any]:
+        """The keys inspect_evals puts in a task's metadata."""
+        return {"full_task_version": self.full, "task_interface_version": self.interface,
+                "task_comparability_version": self.comparability}
 
 
 @dataclass(frozen=True)
@@ -136,7 +168,7 @@ class Benchmark(Generic[Options, Item]):
 
     name: ClassVar[str]
     title: ClassVar[str]
-    version: ClassVar[str]
+    version: ClassVar[str]  # N-X (TaskVersion)
     options_type: ClassVar[type]
     metric_specs: ClassVar[tuple[MetricSpec, ...]]
     # the metric to rank on: the first of these the run reports (e.g. CondAmbigQA's
@@ -162,10 +194,15 @@ class Benchmark(Generic[Options, Item]):
         super().__init_subclass__(**kwargs)
         name = cls.__dict__.get("name")
         if isinstance(name, str):
+            TaskVersion(cls.version)  # N-X, checked when the class is defined
             if "variants" not in cls.__dict__:
                 cls.variants = (Variant(name, getattr(cls, "title", name)),)
             if "suite_member" not in cls.__dict__:
                 cls.suite_member = cls.group or cls.variants[0].task
+
+    @property
+    def task_version(self) -> TaskVersion:
+        return TaskVersion(self.version)
 
     # ------------------------------------------------------------------ variants
     def variant(self, task: str) -> Variant:

@@ -218,7 +218,8 @@ def read_run(path: Path) -> LoggedRun:
     flags = "".join(f" -T {key}={value}" for key, value in arguments.items())
     if grader:
         flags += f" --model-role grader={grader}"
-    return LoggedRun(path=path, task=task, row=row, version=str(spec.task_version),
+    version = metadata.get("full_task_version") or spec.task_version
+    return LoggedRun(path=path, task=task, row=row, version=str(version),
                      command=f"inspect eval {spec.task}{flags} --model {{model}}")
 
 

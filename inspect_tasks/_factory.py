@@ -107,9 +107,10 @@ def benchmark_task(
         # no temperature here: providers differ (Inspect's hf provider rejects 0.0); set
         # --temperature on the command line
         config=GenerateConfig(max_tokens=max_tokens or benchmark.max_tokens(options)),
-        version=benchmark.version,
+        version=benchmark.task_version.comparability,
         headline_metric=None if headline is None else HeadlineMetric(metric=headline),
-        metadata={"benchmark": benchmark_name, "options": options_json, "judged": judged,
+        metadata={"benchmark": benchmark_name, **benchmark.task_version.to_metadata(),
+                  "options": options_json, "judged": judged,
                   "headline_metric": headline,
                   "metrics": [spec.name for spec in reported],
                   **({"judge_max_failed": max_failed} if judged else {}),

@@ -160,7 +160,7 @@ def test_lm_eval_reports_the_headline_first_and_the_suite_score(suite_run):
         assert _same(suite, value / benchmark.metric_spec(headline).scale), task
         assert suite_run["higher_is_better"][task][headline] is True
         leaf_scores.append(suite)
-        assert suite_run["versions"][task] == float(benchmark.version)
+        assert suite_run["versions"][task] == benchmark.task_version.comparability
     # lm-eval's group mean over the leaf tasks, unweighted (NaN when a leaf has none)
     expected = sum(leaf_scores) / len(leaf_scores)
     assert _same(results["condambig"][f"{SUITE_SCORE},none"], expected)

@@ -99,7 +99,8 @@ def test_lm_eval_paper_variant_matches_the_inspect_config():
     options = variant["dataset_kwargs"]["task_options"]
     for key, value in options.items():
         assert inspect_config["task"]["args"][key] == value, key
-    assert str(variant["metadata"]["version"]) == registry.get("condambigqa").version
+    assert variant["metadata"]["version"] == \
+        registry.get("condambigqa").task_version.comparability
 
 
 # ---------------------------------------------------------------------- end to end

@@ -80,7 +80,7 @@ class AbgCoQAOptions:
 class AbgCoQA(Benchmark[AbgCoQAOptions, AbgCoQASample]):
     name = "abg_coqa"
     title = "Abg-CoQA"
-    version = "1.2"
+    version = "2-B"
     variants = (
         Variant("abg_coqa_detection", "is the question ambiguous: yes / no (class F1)",
                 {"subtask": "detection"}),

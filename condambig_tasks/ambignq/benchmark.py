@@ -48,7 +48,7 @@ class OfficialPrediction:
 class AmbigNQ(Benchmark[AmbigNQOptions, AmbigNQQuestion]):
     name = "ambignq"
     title = "AmbigNQ"
-    version = "1.2"
+    version = "2-B"
     variants = (Variant("ambignq", "every plausible answer of an ambiguous question"),)
     options_type = AmbigNQOptions
     data_folders = ("ambignq",)

@@ -122,7 +122,7 @@ class CondAmbigQA(Benchmark[CondAmbigQAOptions, CondAmbigQuestion]):
 
     name = "condambigqa"
     title = "CondAmbigQA"
-    version = "1.3"
+    version = "3-A"
     data_folders = ("condambigqa",)
     variants = (
         Variant("condambigqa", "the main setting: conditions, answers and citations from 20 "

@@ -97,7 +97,7 @@ class ConditionalQA(Benchmark[ConditionalQAOptions, ConditionalQAItem]):
 
     name = "conditionalqa"
     title = "ConditionalQA"
-    version = "1.2"
+    version = "2-B"
     variants = (Variant("conditionalqa", "answers with their conditions over the dev set"),)
     options_type = ConditionalQAOptions
     data_folders = ("conditionalqa",)

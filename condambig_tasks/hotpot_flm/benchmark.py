@@ -164,7 +164,7 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
 
     name = "hotpot_flm"
     title = "HotpotQA-FLM"
-    version = "1.3"
+    version = "3-A"
     variants = (
         Variant("hotpot_flm", "the full HotpotQA distractor validation set (7,404 examples, "
                 "§5.1)", {"split": "full"}),

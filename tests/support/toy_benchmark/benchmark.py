@@ -44,7 +44,7 @@ def parse_answer(output: str) -> str | None:
 class Toy(Benchmark[ToyOptions, CapitalQuestion]):
     name = "toy"
     title = "Toy capitals"
-    version = "1.0"
+    version = "1-A"
     options_type = ToyOptions
     metric_specs = (
         MetricSpec("exact_match", "answer equals the capital"),
