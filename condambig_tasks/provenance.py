@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from condambig_tasks.benchmark import Benchmark, json_safe, load_items
@@ -39,6 +39,21 @@ def records_sha256(benchmark: Benchmark, items: Sequence[Any],
     digest = hashlib.sha256()
     for record in records:
         digest.update(record_line(record))
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+def outputs_sha256(outputs: Iterable[tuple[str, Any]]) -> str:
+    """sha256 of the model outputs a result was computed from: one canonical JSON line
+    ``{"id": ..., "output": ...}`` per scored output, the lines sorted (lm-eval, Inspect
+    and condambig-score order samples differently), so two results with the same digest
+    come from the same generations whichever front end scored them (lm-eval's issue #3749
+    asks for this). Non-text outputs (an official prediction file's lists) are hashed as
+    their JSON."""
+    digest = hashlib.sha256()
+    for line in sorted(record_line({"id": str(item_id), "output": json_safe(output)})
+                       for item_id, output in outputs):
+        digest.update(line)
         digest.update(b"\n")
     return digest.hexdigest()
 
