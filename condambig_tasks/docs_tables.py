@@ -1,0 +1,334 @@
+"""The task, metric and option tables of README.md and docs/tasks.md, rendered from the specs.
+
+Each benchmark declares its variants, metrics, headline order and options once, in
+``condambig_tasks/<benchmark>/benchmark.py``; the documents hold the rendered tables between
+marker comments, so a table never says something the code does not:
+
+    <!-- generated: tasks; python -m condambig_tasks.docs_tables --write -->
+    ...
+    <!-- end generated -->
+
+``python -m condambig_tasks.docs_tables --write`` rewrites every block; without ``--write``
+it exits 1 naming the documents whose tables differ (tests/test_docs_tables.py runs that
+check).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import enum
+import re
+import sys
+import types
+import typing
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from condambig_tasks import registry
+from condambig_tasks.benchmark import SUITE_SPEC, SUM, Benchmark, MetricSpec, Variant
+from condambig_tasks.report.scales import COUNT, FRACTION, PERCENT, metric_scale
+
+COMMAND = "python -m condambig_tasks.docs_tables --write"
+# the documents holding generated blocks, relative to the repository root
+DOCUMENTS = ("README.md", "docs/tasks.md")
+INSPECT_PREFIX = "condambig/"
+_BLOCK = re.compile(r"(?P<start><!-- generated: (?P<key>[\w-]+)[^>]*-->\n)"
+                    r"(?P<body>.*?)(?P<end><!-- end generated -->)", re.S)
+_UNCLOSED = re.compile(r"<!-- generated: ")
+
+
+class DocsTablesError(Exception):
+    """A document whose generated blocks cannot be rendered (unknown or unclosed marker)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class InspectTask:
+    """An Inspect ``@task`` as the tables need it: its name and ``-T`` defaults."""
+
+    name: str
+    benchmark: str
+    defaults: Mapping[str, Any]
+
+
+# ---------------------------------------------------------------- the facts, from the specs
+def builtin_benchmarks() -> list[Benchmark]:
+    """The built-in benchmarks (not ``CONDAMBIG_EXTRA_BENCHMARKS``: the docs describe the
+    package, whatever the environment of the run that renders them)."""
+    return [registry.get(name) for name in registry.BENCHMARKS]
+
+
+def installed_inspect_tasks() -> list[InspectTask]:
+    """The ``@task`` functions of the ``condambig`` package, as Inspect lists them."""
+    from condambig_tasks.register import inspect_tasks
+
+    return [InspectTask(task.name, task.benchmark, task.defaults) for task in inspect_tasks()]
+
+
+def inspect_command(benchmark: Benchmark, variant: Variant,
+                    inspect_tasks: Sequence[InspectTask]) -> str | None:
+    """``condambig/<task> -T option=value ...``: the Inspect task named like the variant,
+    else the benchmark's, with the variant's fixed options it does not already default to."""
+    by_name = {task.name: task for task in inspect_tasks}
+    task = by_name.get(variant.task) or by_name.get(benchmark.name)
+    if task is None:
+        return None
+    arguments = [f"-T {key}={_plain(value)}" for key, value in variant.options.items()
+                 if key in task.defaults and _plain(task.defaults[key]) != _plain(value)]
+    return " ".join([INSPECT_PREFIX + task.name, *arguments])
+
+
+def headlines(benchmark: Benchmark, variant: Variant) -> tuple[str | None, str | None]:
+    """The variant's headline metric with a judge and without one."""
+    options = benchmark.options(dict(variant.options))
+    return (benchmark.headline_metric(options, judged=True),
+            benchmark.headline_metric(options, judged=False))
+
+
+# ---------------------------------------------------------------- rendering
+def _plain(value: Any) -> str:
+    value = getattr(value, "value", value)
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
+
+
+def _code(value: Any) -> str:
+    return f"`{_plain(value)}`"
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
+    lines += ["| " + " | ".join(_cell(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+_SCALE_NAMES = {FRACTION: "0–1", PERCENT: "0–100", COUNT: "count"}
+
+
+def _scale(benchmark: Benchmark, spec: MetricSpec) -> str:
+    """The report's scale of the metric (its spec's for a benchmark not registered)."""
+    if spec.aggregation == SUM:
+        return _SCALE_NAMES[COUNT]
+    if spec.scale == 100:
+        return _SCALE_NAMES[PERCENT]
+    return _SCALE_NAMES[metric_scale(benchmark.name, spec.name)]
+
+
+def _direction(spec: MetricSpec) -> str:
+    return {True: "higher", False: "lower", None: "none"}[spec.higher_is_better]
+
+
+def _task_readme(benchmark: Benchmark, relative_to: str) -> str | None:
+    folder = Path(__file__).parent / "lm_eval_tasks" / benchmark.name
+    if not (folder / "README.md").is_file():
+        return None
+    up = "../" * relative_to.count("/")
+    return f"{up}condambig_tasks/lm_eval_tasks/{benchmark.name}/README.md"
+
+
+def _generation(variant: Variant) -> str:
+    parts = ["greedy" if variant.temperature is None else f"temperature {variant.temperature:g}"]
+    if variant.max_tokens is not None:
+        parts.append(f"{variant.max_tokens:,} tokens")
+    if variant.judge_model:
+        parts.append(f"judge {variant.judge_model}")
+    return ", ".join(parts)
+
+
+def _headline(benchmark: Benchmark, metric: str | None) -> str:
+    if metric is None:
+        return "none"
+    return f"{_code(metric)} ({_scale(benchmark, benchmark.metric_spec(metric))})"
+
+
+def render_task_list(benchmarks: Sequence[Benchmark], inspect_tasks: Sequence[InspectTask],
+                     document: str) -> str:
+    """README's short list: per benchmark its lm-eval tasks and group, Inspect tasks and
+    ``condambig-score`` command."""
+    rows = []
+    for benchmark in benchmarks:
+        readme = _task_readme(benchmark, document)
+        title = f"[{benchmark.title}]({readme})" if readme else benchmark.title
+        tasks = ", ".join(_code(variant.task) for variant in benchmark.variants)
+        if benchmark.group:
+            tasks += f"; group {_code(benchmark.group)}"
+        inspect = ", ".join(_code(INSPECT_PREFIX + task.name) for task in inspect_tasks
+                            if task.benchmark == benchmark.name)
+        rows.append([title, tasks, inspect, _code(f"condambig-score {benchmark.name}")])
+    members = ", ".join(_code(benchmark.suite_member) for benchmark in benchmarks)
+    rows.append(["the suite", f"group {_code(registry.SUITE)} ({members})",
+                 "an `inspect eval-set` of the tasks", ""])
+    return _table(["benchmark", "lm-eval tasks", "Inspect tasks", "saved outputs"], rows)
+
+
+def render_tasks(benchmarks: Sequence[Benchmark], inspect_tasks: Sequence[InspectTask],
+                 document: str) -> str:
+    """Every task (one per variant): what it runs, the options it fixes, its Inspect
+    command, headline and generation."""
+    rows = []
+    for benchmark in benchmarks:
+        for variant in benchmark.variants:
+            judged, judge_free = headlines(benchmark, variant)
+            headline = _headline(benchmark, judged)
+            if benchmark.uses_judge and judge_free != judged:
+                headline += "; without a judge " + _headline(benchmark, judge_free)
+            fixed = ", ".join(f"`{key}={_plain(value)}`" for key, value in variant.options.items())
+            command = inspect_command(benchmark, variant, inspect_tasks)
+            rows.append([_code(variant.task), benchmark.title, variant.description, fixed or "—",
+                         _code(command) if command else "—", headline, _generation(variant)])
+    groups = [f"{_code(benchmark.group)} ({benchmark.title})"
+              for benchmark in benchmarks if benchmark.group]
+    members = ", ".join(_code(benchmark.suite_member) for benchmark in benchmarks)
+    text = _table(["lm-eval task", "benchmark", "what it runs", "fixed options", "Inspect",
+                   "headline", "generation"], rows)
+    return (text + f"\nlm-eval groups: {', '.join(groups)}; {_code(registry.SUITE)}, the "
+            f"suite: {members}. A run with a headline also reports {_code(SUITE_SPEC.name)}: "
+            f"{SUITE_SPEC.description}.\n")
+
+
+def render_metrics(benchmark: Benchmark) -> str:
+    """One benchmark's metrics in spec order: aggregation, direction, judge, scale."""
+    rows = [[_code(spec.name), spec.aggregation, _direction(spec), "yes" if spec.judge else "",
+             _scale(benchmark, spec), spec.description] for spec in benchmark.metric_specs]
+    order = ", then ".join(_code(name) for name in benchmark.headline_metrics)
+    if len(benchmark.headline_metrics) > 1:
+        headline = f"Headline: the first of {order} that the run reports."
+    else:
+        headline = f"Headline: {order or 'none declared'}."
+    return headline + "\n\n" + _table(
+        ["metric", "aggregation", "direction", "judge", "scale", "description"], rows)
+
+
+def _type_name(annotation: Any) -> tuple[str, list[str]]:
+    """A readable type and the values its type allows (Enum members, Literal arguments)."""
+    args = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+    optional = type(None) in typing.get_args(annotation)
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(args) == 1:
+        name, allowed = _type_name(args[0])
+        return f"{name} or none" if optional else name, allowed
+    if typing.get_origin(annotation) is typing.Literal:
+        return "text", [_plain(arg) for arg in typing.get_args(annotation)]
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return "text", [_plain(member) for member in annotation]
+    names = {bool: "boolean", int: "integer", float: "number", str: "text"}
+    allowed = ["true", "false"] if annotation is bool else []
+    return names.get(annotation, getattr(annotation, "__name__", str(annotation))), allowed
+
+
+def _default(field: dataclasses.Field) -> Any:
+    if field.default is not dataclasses.MISSING:
+        return field.default
+    if field.default_factory is not dataclasses.MISSING:
+        return field.default_factory()
+    return None
+
+
+def render_options(benchmark: Benchmark) -> str:
+    """One benchmark's options: type, default, allowed values and help, from its dataclass."""
+    hints = typing.get_type_hints(benchmark.options_type)
+    rows = []
+    for field in dataclasses.fields(benchmark.options_type):
+        if not field.init:
+            continue
+        name, allowed = _type_name(hints[field.name])
+        allowed = [_plain(value) for value in field.metadata.get("choices") or allowed]
+        rows.append([_code(field.name), name, _code(_default(field)),
+                     ", ".join(_code(value) for value in allowed),
+                     field.metadata.get("help", "")])
+    return _table(["option", "type", "default", "allowed values", "help"], rows)
+
+
+def render_reference(benchmarks: Sequence[Benchmark]) -> str:
+    """Per benchmark: its metric table and its options table."""
+    parts = []
+    for benchmark in benchmarks:
+        parts.append(f"### {benchmark.title} (`{benchmark.name}`, version {benchmark.version})"
+                     f"\n\nMetrics, in the order reported. {render_metrics(benchmark)}\n"
+                     f"Options ({benchmark.options_type.__name__}):\n\n"
+                     f"{render_options(benchmark)}")
+    return "\n".join(parts)
+
+
+# ---------------------------------------------------------------- documents
+def renderers(benchmarks: Sequence[Benchmark], inspect_tasks: Sequence[InspectTask],
+              document: str) -> dict[str, Callable[[], str]]:
+    return {
+        "task-list": lambda: render_task_list(benchmarks, inspect_tasks, document),
+        "tasks": lambda: render_tasks(benchmarks, inspect_tasks, document),
+        "reference": lambda: render_reference(benchmarks),
+    }
+
+
+def update(text: str, document: str, benchmarks: Sequence[Benchmark],
+           inspect_tasks: Sequence[InspectTask]) -> str:
+    """The document with every generated block rendered again (the rest unchanged)."""
+    render = renderers(benchmarks, inspect_tasks, document)
+    if len(_BLOCK.findall(text)) != len(_UNCLOSED.findall(text)):
+        raise DocsTablesError(f"{document}: a '<!-- generated: ... -->' marker has no "
+                              "'<!-- end generated -->'")
+
+    def block(match: re.Match[str]) -> str:
+        key = match["key"]
+        if key not in render:
+            raise DocsTablesError(f"{document}: unknown generated block {key!r}; known: "
+                                  f"{', '.join(render)}")
+        return match["start"] + render[key]() + match["end"]
+
+    return _BLOCK.sub(block, text)
+
+
+def stale_documents(root: Path, *, write: bool) -> list[str]:
+    """The documents under ``root`` whose generated blocks differ from the specs (rewritten
+    when ``write``)."""
+    benchmarks, inspect_tasks = builtin_benchmarks(), installed_inspect_tasks()
+    stale = []
+    for document in DOCUMENTS:
+        path = root / document
+        text = path.read_text(encoding="utf-8")
+        fresh = update(text, document, benchmarks, inspect_tasks)
+        if fresh != text:
+            stale.append(document)
+            if write:
+                path.write_text(fresh, encoding="utf-8")
+    return stale
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m condambig_tasks.docs_tables",
+        description="Render the task, metric and option tables of README.md and "
+                    "docs/tasks.md from the benchmarks' specs.")
+    parser.add_argument("--write", action="store_true",
+                        help="rewrite the documents (default: only check them)")
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent,
+                        help="the repository checkout (default: the one holding this package)")
+    args = parser.parse_args(argv)
+    missing = [document for document in DOCUMENTS if not (args.root / document).is_file()]
+    if missing:
+        print(f"docs_tables: {args.root} has no {', '.join(missing)}; run it in a checkout "
+              "of the repository (--root)", file=sys.stderr)
+        return 2
+    try:
+        stale = stale_documents(args.root, write=args.write)
+    except DocsTablesError as error:
+        print(f"docs_tables: {error}", file=sys.stderr)
+        return 2
+    if stale and not args.write:
+        print(f"docs_tables: the generated tables of {', '.join(stale)} differ from the "
+              f"benchmarks' specs; run `{COMMAND}`", file=sys.stderr)
+        return 1
+    for document in stale:
+        print(f"docs_tables: rewrote {document}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
