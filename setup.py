@@ -27,7 +27,7 @@ PTH_NAME = "condambig_lm_eval.pth"
 PTH_SOURCE = os.path.join("condambig_tasks", PTH_NAME)
 
 
-class build_pth(Command):  # noqa: N801 (setuptools command names are lower case)
+class BuildPth(Command):
     """Copy the ``.pth`` file to the root of the wheel being built."""
 
     description = f"put {PTH_NAME} at the wheel root"
@@ -62,8 +62,8 @@ class build_pth(Command):  # noqa: N801 (setuptools command names are lower case
         return {output: PTH_SOURCE for output in self.get_outputs()}
 
 
-class build_with_pth(build):  # noqa: N801
+class BuildWithPth(build):
     sub_commands = [*build.sub_commands, ("build_pth", None)]
 
 
-setup(cmdclass={"build": build_with_pth, "build_pth": build_pth})
+setup(cmdclass={"build": BuildWithPth, "build_pth": BuildPth})
