@@ -2,43 +2,68 @@
 
 Everything else is in pyproject.toml. The .pth file lets a stock lm-eval find the tasks; see
 condambig_tasks/_lm_eval_hook.py.
+
+The file comes from one extra ``build`` sub-command (setuptools' public extension point:
+``build.sub_commands`` and the ``SubCommand`` protocol of ``setuptools.command.build``):
+
+- regular wheel: the file goes to ``build_lib``, whose whole tree is the wheel's root;
+- editable wheel (PEP 660): setuptools links packages only, never a file outside them, and
+  documents no place for one. Its ``editable_wheel`` command (private, "internal only")
+  points the ``install`` command's public ``install_lib`` option at the wheel being
+  assembled before running the build sub-commands, so the file is written there. That
+  folder is checked to hold exactly one ``.dist-info`` (a wheel root, not a site-packages
+  folder); should setuptools stop doing this, the build fails, naming the file. No private
+  setuptools name is used.
 """
 
+import glob
 import os
 
-from setuptools import setup
-from setuptools.command.build_py import build_py
-from setuptools.command.editable_wheel import editable_wheel
+from setuptools import Command, setup
+from setuptools.command.build import build
+from setuptools.errors import SetupError
 
 PTH_NAME = "condambig_lm_eval.pth"
 PTH_SOURCE = os.path.join("condambig_tasks", PTH_NAME)
 
 
-class BuildPyWithPth(build_py):
-    def run(self):
-        super().run()
-        self.copy_file(PTH_SOURCE, os.path.join(self.build_lib, PTH_NAME), preserve_mode=0)
+class BuildPth(Command):
+    """Copy the ``.pth`` file to the root of the wheel being built."""
 
-    def get_outputs(self, include_bytecode=1):
-        return [*super().get_outputs(include_bytecode), os.path.join(self.build_lib, PTH_NAME)]
+    description = f"put {PTH_NAME} at the wheel root"
+    user_options = []
+    editable_mode = False  # set by setuptools for PEP 660 builds
+
+    def initialize_options(self):
+        self.build_lib = None
+
+    def finalize_options(self):
+        self.set_undefined_options("build_py", ("build_lib", "build_lib"))
+
+    def run(self):
+        target = self._editable_wheel_root() if self.editable_mode else self.build_lib
+        self.mkpath(target)
+        self.copy_file(PTH_SOURCE, os.path.join(target, PTH_NAME), preserve_mode=0)
+
+    def _editable_wheel_root(self) -> str:
+        root = self.get_finalized_command("install").install_lib
+        if len(glob.glob(os.path.join(glob.escape(root), "*.dist-info"))) != 1:
+            raise SetupError(f"cannot place {PTH_NAME} in the editable wheel: {root} is not "
+                             "a wheel being assembled (a setuptools change?)")
+        return root
+
+    def get_source_files(self):
+        return [PTH_SOURCE]
+
+    def get_outputs(self):
+        return [] if self.editable_mode else [os.path.join(self.build_lib, PTH_NAME)]
 
     def get_output_mapping(self):
-        mapping = dict(super().get_output_mapping())
-        mapping[os.path.join(self.build_lib, PTH_NAME)] = PTH_SOURCE
-        return mapping
+        return {output: PTH_SOURCE for output in self.get_outputs()}
 
 
-class EditableWheelWithPth(editable_wheel):
-    """Editable installs skip build_py's extra outputs: put the .pth in the wheel root.
-
-    ``_run_build_commands`` is setuptools' (>= 64) step that fills the unpacked wheel; every
-    file left in that folder ends up in the wheel, hence at the site-packages root.
-    """
-
-    def _run_build_commands(self, dist_name, unpacked_wheel, build_lib, tmp_dir):
-        result = super()._run_build_commands(dist_name, unpacked_wheel, build_lib, tmp_dir)
-        self.copy_file(PTH_SOURCE, os.path.join(unpacked_wheel, PTH_NAME), preserve_mode=0)
-        return result
+class BuildWithPth(build):
+    sub_commands = [*build.sub_commands, ("build_pth", None)]
 
 
-setup(cmdclass={"build_py": BuildPyWithPth, "editable_wheel": EditableWheelWithPth})
+setup(cmdclass={"build": BuildWithPth, "build_pth": BuildPth})

@@ -8,19 +8,25 @@ Every Python process of the environment pays for this import, lm-eval or not, so
 module loads nothing ``site`` has not already loaded. It registers a meta-path finder that
 does nothing until lm-eval is imported; then it wraps ``TaskManager.__init__`` (when
 ``lm_eval.tasks.manager`` is imported) so this package's task folder is appended to the
-include paths. It never raises and costs one finder call per import otherwise.
+include paths when lm-eval does not index it by itself. It never raises and costs one
+finder call per import otherwise.
 It also registers one :mod:`atexit` handler as ``lm_eval`` starts importing, before any of
 lm-eval's code runs, so that it runs after all of lm-eval's: it does nothing unless a run's
 judged numbers were withheld, and then gives the non-zero exit status after lm-eval has
 written its output (:mod:`condambig_tasks.exit_status`).
 
-The package also declares an ``lm_eval.tasks`` entry point (pyproject.toml), the plugin
-group of lm-eval's task-plugin work in review (EleutherAI/lm-evaluation-harness PR #4015:
-built-in tasks, then plugin tasks, then ``--include_path``). When the installed lm-eval
-reads that group itself, the hook stands down rather than index the folder a second time:
-a feature check on lm-eval's own code (:func:`lm_eval_reads_task_entry_points`), not a
-version check, confirmed each time a TaskManager is built (if our tasks are then
-missing from its index, the folder is added after all).
+The package also declares an ``lm_eval.tasks`` entry point (pyproject.toml) for the
+task-plugin work in review upstream (EleutherAI/lm-evaluation-harness PR #4015, "Feat/plugin
+task registration": built-in tasks, then plugin tasks, then ``--include_path``). Whether the
+installed lm-eval reads it is found out by behaviour, once per process: a ``TaskManager``
+built with no built-in tasks and no include path (an empty index in 0.4.13, so nearly free)
+holds our tasks only if lm-eval found them through the entry point. Then the folder is left
+to lm-eval; otherwise it is added to the include paths, so it is indexed exactly once.
+The entry point's value (``condambig_tasks.lm_eval_tasks:task_folder``, a function
+returning the folder) is NOT checked against the PR: of its thread only the opening of the
+description could be read offline (motivation, precedence), not the part saying what an
+``lm_eval.tasks`` entry point must name. The check above does not depend on it: an lm-eval
+that expects another form finds nothing through it, and the folder is added as today.
 """
 
 import os
@@ -33,9 +39,6 @@ _LM_EVAL = "lm_eval"
 _TARGET = "lm_eval.tasks.manager"
 OPT_OUT_VARIABLE = "CONDAMBIG_DISABLE_LM_EVAL_HOOK"
 OPT_OUT_VALUES = ("1", "true", "yes")
-ENTRY_POINT_GROUP = "lm_eval.tasks"
-# pyproject.toml: [project.entry-points."lm_eval.tasks"] condambig = <this value>
-ENTRY_POINT_VALUE = "condambig_tasks.lm_eval_tasks:task_folder"
 
 
 def _task_folder() -> str:
@@ -55,95 +58,28 @@ def _with_task_folder(include_path):
     return [folder, *paths]
 
 
-# ---------------------------------------------------------------- entry-point feature check
+def indexes_task_folder(manager) -> bool:
+    """The manager's index (``TaskManager.task_index``: name -> entry with ``yaml_path``)
+    holds a task or group read from our folder."""
+    folder = _task_folder() + os.sep
+    return any(os.path.realpath(str(entry.yaml_path)).startswith(folder)
+               for entry in getattr(manager, "task_index", {}).values()
+               if getattr(entry, "yaml_path", None))
 
-_READS_ENTRY_POINTS: dict[str, bool] = {}
 
-
-def _candidate_sources(module_file: str) -> list[str]:
-    """lm-eval's code that may build the task index: the package defining TaskManager
-    (``lm_eval/tasks/*.py``, not the task folders below it), the package root's modules
-    and ``lm_eval/api/*.py`` (where plugin registries live)."""
-    tasks_dir = os.path.dirname(os.path.abspath(module_file))
-    root = os.path.dirname(tasks_dir)
-    found = []
-    for folder in (tasks_dir, root, os.path.join(root, "api")):
+def finds_tasks_by_itself(manager_class, original_init) -> bool:
+    """Whether lm-eval indexes our folder without being told (it read our entry point):
+    asked once per class of a ``TaskManager`` built with ``include_defaults=False`` and no
+    include path, which indexes nothing but plugin folders."""
+    if "_condambig_finds_tasks" not in manager_class.__dict__:
         try:
-            names = sorted(os.listdir(folder))
-        except OSError:
-            continue
-        found += [os.path.join(folder, name) for name in names if name.endswith(".py")]
-    return found
-
-
-def _code_reads_group(source: str) -> bool:
-    """The module names the group as a string in code (not in a comment or docstring) and
-    refers to ``entry_points`` (importlib.metadata's reader)."""
-    import ast
-
-    tree = ast.parse(source)
-    docstrings = set()
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
-                and isinstance(body[0].value, ast.Constant):
-            docstrings.add(id(body[0].value))
-    names_group = any(isinstance(node, ast.Constant) and node.value == ENTRY_POINT_GROUP
-                      and id(node) not in docstrings for node in ast.walk(tree))
-    reads = any((isinstance(node, ast.Name) and node.id == "entry_points")
-                or (isinstance(node, ast.Attribute) and node.attr == "entry_points")
-                or (isinstance(node, ast.alias) and node.name == "entry_points")
-                for node in ast.walk(tree))
-    return names_group and reads
-
-
-def lm_eval_reads_task_entry_points(module) -> bool:
-    """True when the lm-eval that defines ``module.TaskManager`` reads the ``lm_eval.tasks``
-    entry-point group itself (so it finds this package's tasks without the hook)."""
-    module_file = getattr(module, "__file__", None)
-    if not module_file:
-        return False
-    if module_file not in _READS_ENTRY_POINTS:
-        result = False
-        for path in _candidate_sources(module_file):
-            try:
-                with open(path, encoding="utf-8") as handle:
-                    source = handle.read()
-                # cheap filter first: most files name neither
-                if ENTRY_POINT_GROUP in source and "entry_points" in source \
-                        and _code_reads_group(source):
-                    result = True
-                    break
-            except (OSError, SyntaxError, ValueError):
-                continue
-        _READS_ENTRY_POINTS[module_file] = result
-    return _READS_ENTRY_POINTS[module_file]
-
-
-def _declares_entry_point() -> bool:
-    """This installation declares our ``lm_eval.tasks`` entry point (an install from the
-    package metadata; a bare checkout on ``sys.path`` declares none)."""
-    from importlib.metadata import entry_points
-
-    return any(point.value.replace(" ", "") == ENTRY_POINT_VALUE
-               for point in entry_points(group=ENTRY_POINT_GROUP))
-
-
-def _indexes_task_folder(manager) -> bool | None:
-    """Whether the built manager's index holds tasks from our folder (None: cannot tell)."""
-    index = getattr(manager, "task_index", None)
-    if not isinstance(index, dict):
-        return None
-    folder = os.path.realpath(_task_folder()) + os.sep
-    return any(os.path.realpath(str(getattr(entry, "yaml_path", "") or "")).startswith(folder)
-               for entry in index.values())
-
-
-def _stands_down(module) -> bool:
-    try:
-        return lm_eval_reads_task_entry_points(module) and _declares_entry_point()
-    except Exception:
-        return False
+            probe = manager_class.__new__(manager_class)
+            original_init(probe, include_defaults=False)
+            found = indexes_task_folder(probe)
+        except Exception:  # never break lm-eval because of this plugin: index the folder
+            found = False
+        manager_class._condambig_finds_tasks = found
+    return manager_class._condambig_finds_tasks
 
 
 def _patch_task_manager(module) -> None:
@@ -153,16 +89,8 @@ def _patch_task_manager(module) -> None:
     original_init = manager_class.__init__
 
     def __init__(self, verbosity=None, include_path=None, *args, **kwargs):
-        if _stands_down(module):
-            original_init(self, verbosity, include_path, *args, **kwargs)
-            # lm-eval read the entry point; if our tasks are not indexed after all (the
-            # check misread lm-eval's code), index the folder the usual way
-            if _indexes_task_folder(self) is not False:
-                return
-        try:
+        if not finds_tasks_by_itself(manager_class, original_init):
             include_path = _with_task_folder(include_path)
-        except Exception:  # never break lm-eval because of this plugin
-            pass
         original_init(self, verbosity, include_path, *args, **kwargs)
 
     __init__.__doc__ = original_init.__doc__

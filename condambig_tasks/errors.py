@@ -33,15 +33,46 @@ def user_error_in(error: BaseException | None) -> CondambigError | None:
     return None
 
 
+FRAMEWORK_PACKAGES = ("lm_eval", "inspect_ai")
+
+
+def in_framework_command() -> bool:
+    """This process is lm-eval's or Inspect's command line: started as one of their
+    console scripts (names read from their own ``console_scripts`` entry points, e.g.
+    ``lm_eval``, ``lm-eval``, ``inspect``) or as ``python -m lm_eval`` / ``-m inspect_ai``."""
+    import os
+    import sys
+
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if spec is not None:  # python -m <module>
+        return spec.name.split(".")[0] in FRAMEWORK_PACKAGES
+    script = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    script = script[:-4] if script.lower().endswith(".exe") else script
+    if not script or script in {"-c", "-m"}:
+        return False
+    from importlib.metadata import entry_points
+
+    return any(point.name == script and point.module.split(".")[0] in FRAMEWORK_PACKAGES
+               for point in entry_points(group="console_scripts"))
+
+
 def install_one_line_errors() -> None:
-    """Show a project error that ends an lm-eval or Inspect run as one line, not as the
-    framework's traceback (``CONDAMBIG_TRACEBACK=1`` shows the traceback). Other errors
-    keep Python's usual report. Idempotent; called when either framework loads our tasks."""
+    """In an ``lm_eval`` or ``inspect`` command, show a project error that ends the run
+    as one line, not as the framework's traceback (``CONDAMBIG_TRACEBACK=1`` shows the
+    traceback). Called when either framework loads our tasks; idempotent.
+
+    Neither framework offers a supported place for this: lm-eval's command has no error
+    handling of its own, and Inspect's (``inspect_ai._util.error.exception_hook``,
+    installed by its ``main``) formats only its private ``PrerequisiteError``; its hooks
+    API (``inspect_ai.hooks``) reports task events, not how an error is printed. So this
+    wraps ``sys.excepthook``, narrowly: only in those two command processes (a program
+    that merely imports lm-eval, Inspect or this package keeps its hook), and every error
+    that is not ours goes to the hook found at install time (Inspect's, in ``inspect``)."""
     import os
     import sys
 
     previous = sys.excepthook
-    if getattr(previous, "_condambig", False):
+    if getattr(previous, "_condambig", False) or not in_framework_command():
         return
 
     def excepthook(kind, error, traceback):

@@ -3,7 +3,7 @@
 # ruff: noqa: F401, I001, E402
 from condambig_tasks.errors import install_one_line_errors
 
-install_one_line_errors()
+install_one_line_errors()  # in the `inspect` command only: other programs keep their hook
 
 from condambig.abg_coqa import (
     abg_coqa,

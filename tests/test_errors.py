@@ -31,20 +31,78 @@ def test_the_project_error_is_found_behind_framework_wrappers():
     assert user_error_in(ValueError("other")) is None
 
 
-def test_uncaught_project_error_prints_one_line_and_fails():
-    result = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
-                            timeout=60)
+def _run_as(tmp_path, script_name: str, **env: str) -> subprocess.CompletedProcess:
+    """SCRIPT run as a file named ``script_name`` (``lm_eval`` is the name of lm-eval's
+    console script, so the process looks like the ``lm_eval`` command)."""
+    import os
+
+    script = tmp_path / script_name
+    script.write_text(SCRIPT, encoding="utf-8")
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=60, env={**os.environ, **env})
+
+
+def test_uncaught_project_error_prints_one_line_and_fails(tmp_path):
+    result = _run_as(tmp_path, "lm_eval")
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
     assert lines[0] == "condambig: AmbigNQ: data not available; set CONDAMBIG_DATA_DIR"
     assert "Traceback" not in result.stderr and len(lines) == 2
 
 
-def test_the_traceback_is_one_variable_away():
-    result = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
-                            timeout=60, env={**__import__("os").environ,
-                                             "CONDAMBIG_TRACEBACK": "1"})
+def test_the_traceback_is_one_variable_away(tmp_path):
+    result = _run_as(tmp_path, "lm_eval", CONDAMBIG_TRACEBACK="1")
     assert "Traceback" in result.stderr and "a framework wrapped it" in result.stderr
+
+
+def test_outside_the_framework_commands_python_reports_the_error(tmp_path):
+    result = _run_as(tmp_path, "my_program.py")
+    assert result.returncode == 1
+    assert "Traceback" in result.stderr and "a framework wrapped it" in result.stderr
+    assert "condambig: AmbigNQ" not in result.stderr
+
+
+@pytest.mark.parametrize("argv0, main_module, expected", [
+    ("/venv/bin/lm_eval", None, True),
+    ("/venv/bin/lm-eval", None, True),
+    ("/venv/bin/inspect", None, True),
+    ("/home/me/my_program.py", None, False),
+    ("-c", None, False),
+    ("", None, False),
+    ("/venv/lib/lm_eval/__main__.py", "lm_eval.__main__", True),
+    ("/venv/lib/inspect_ai/__main__.py", "inspect_ai.__main__", True),
+    ("/venv/lib/pytest/__main__.py", "pytest.__main__", False),
+])
+def test_the_framework_commands_are_recognised(monkeypatch, argv0, main_module, expected):
+    import types
+    from importlib.machinery import ModuleSpec
+
+    from condambig_tasks.errors import in_framework_command
+
+    main = types.ModuleType("__main__")
+    main.__spec__ = ModuleSpec(main_module, None) if main_module else None
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    monkeypatch.setattr(sys, "argv", [argv0])
+    assert in_framework_command() is expected
+
+
+def test_importing_the_package_leaves_the_excepthook_alone():
+    """A Python program that imports this package, its Inspect entry point and lm-eval's
+    task manager (which the .pth hook patches) keeps its own ``sys.excepthook``."""
+    from tests.conftest import subprocess_env
+
+    code = ("import sys\n"
+            "def mine(*args): pass\n"
+            "sys.excepthook = mine\n"
+            "import condambig, condambig_tasks, condambig._registry, lm_eval.tasks.manager\n"
+            "from condambig_tasks.errors import install_one_line_errors\n"
+            "install_one_line_errors()\n"
+            "print(getattr(lm_eval.tasks.manager.TaskManager, '_condambig_patched', False),"
+            " sys.excepthook is mine)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            env=subprocess_env(), timeout=300, cwd="/")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == ["True", "True"]  # the hook ran; the excepthook is kept
 
 
 def _cli_env(**extra: str) -> dict[str, str]:

@@ -125,12 +125,18 @@ def test_the_readme_inspect_listing_command_lists_every_task(tmp_path):
     assert listed == {task.name for task in inspect_tasks()}
 
 
-def _build_wheel(tmp_path: Path) -> Path:
-    """The project's wheel, built from a copy of the checkout (a build leaves ``build/``
-    behind, which would make ``inspect list tasks`` in the checkout show every task twice)."""
-    source, wheel_dir = tmp_path / "source", tmp_path / "wheel"
+def _source_copy(tmp_path: Path) -> Path:
+    """A copy of the checkout to build from (a build leaves ``build/`` behind, which would
+    make ``inspect list tasks`` in the checkout show every task twice)."""
+    source = tmp_path / "source"
     shutil.copytree(REPO_ROOT, source, ignore=shutil.ignore_patterns(
         ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".hypothesis"))
+    return source
+
+
+def _build_wheel(tmp_path: Path) -> Path:
+    """The project's wheel, built from a copy of the checkout."""
+    source, wheel_dir = _source_copy(tmp_path), tmp_path / "wheel"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
                     "-q", "-w", str(wheel_dir), str(source)], check=True, timeout=600,
                    capture_output=True)
@@ -151,6 +157,52 @@ def test_regular_wheel_ships_the_pth_file_at_the_root(tmp_path):
     for notice in ("LICENSE", "NOTICE"):  # MIT, and the upstream data and scripts
         assert any(n.startswith("condambig-") and ".dist-info/" in n
                    and n.endswith("/" + notice) for n in names), notice
+
+
+def _root_files(wheel: Path) -> set[str]:
+    return {name for name in zipfile.ZipFile(wheel).namelist() if "/" not in name}
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("mode", ["lenient", "strict"])
+def test_editable_wheel_ships_the_pth_file_at_the_root(tmp_path, mode):
+    """``pip install -e .`` installs the PEP 660 wheel setuptools builds here; its root
+    files land at the site-packages root (``--config-settings editable_mode=strict`` too)."""
+    source, wheel_dir = _source_copy(tmp_path), tmp_path / "wheel"
+    code = ("import sys; from setuptools import build_meta;"
+            "build_meta.build_editable(sys.argv[1], {'editable_mode': sys.argv[2]})")
+    result = subprocess.run([sys.executable, "-c", code, str(wheel_dir), mode], cwd=source,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    [wheel] = wheel_dir.glob("condambig-*.editable-*.whl")
+    assert "condambig_lm_eval.pth" in _root_files(wheel)
+    record = next(name for name in zipfile.ZipFile(wheel).namelist() if name.endswith("/RECORD"))
+    assert "\ncondambig_lm_eval.pth," in "\n" + zipfile.ZipFile(wheel).read(record).decode()
+
+
+def test_setup_py_uses_no_private_setuptools_name():
+    """setup.py extends setuptools through public names only: no ``_``-prefixed module or
+    method of setuptools is imported or overridden (``editable_wheel`` is internal)."""
+    import ast
+    import importlib
+
+    tree = ast.parse((REPO_ROOT / "setup.py").read_text(encoding="utf-8"))
+    imported = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module.startswith("setuptools"):
+            assert not any(part.startswith("_") for part in node.module.split(".")), node.module
+            assert "editable_wheel" not in node.module
+            module = importlib.import_module(node.module)
+            imported.update({alias.asname or alias.name: getattr(module, alias.name)
+                             for alias in node.names})
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        bases = [imported[base.id] for base in node.bases if isinstance(base, ast.Name)]
+        for method in (n for n in node.body if isinstance(n, ast.FunctionDef)):
+            private = method.name.startswith("_") and not method.name.startswith("__")
+            overrides = any(hasattr(base, method.name) for base in bases)
+            assert not (private and overrides), f"{node.name}.{method.name}"
 
 
 def _isolated_venv_seeing_this_environment(venv: Path) -> Path:

@@ -1,12 +1,12 @@
-"""lm-eval registration: the ``.pth`` hook stands down for an entry-point-aware lm-eval, and
-``lm-eval validate`` finds every task and group this project ships.
+"""lm-eval registration: the ``.pth`` hook leaves the task folder to an entry-point-aware
+lm-eval, and ``lm-eval validate`` finds every task and group this project ships.
 
 lm-eval 0.4.13 reads no task entry points, so the hook adds the task folder to
 ``TaskManager``'s include paths. The task-plugin work in review upstream
 (EleutherAI/lm-evaluation-harness PR #4015) reads the ``lm_eval.tasks`` entry-point group
-itself; under such a TaskManager the folder must be indexed once, not twice. That lm-eval
-is simulated here by small fake ``lm_eval/tasks/manager.py`` modules written to disk (the
-hook's feature check reads lm-eval's source).
+itself; under such a TaskManager the folder must be indexed once, not twice. The hook finds
+out by behaviour (what a TaskManager indexes), so lm-eval is simulated here by small fake
+``TaskManager`` classes.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from tests.conftest import executable, subprocess_env
 from tests.test_contract import LM_EVAL_TASKS, read_task_yaml
 
 # A TaskManager shaped like lm-eval 0.4.13's, indexing its include paths into
-# ``task_index`` (name -> entry with ``yaml_path``) and recording the folders it scanned.
+# ``task_index`` (name -> entry with ``yaml_path``), recording the folders it scanned and
+# counting the builds that index the built-in tasks (the costly part: ~7 s in 0.4.13).
 _MANAGER_BASE = '''
 from pathlib import Path
 {imports}
@@ -38,8 +39,11 @@ class Entry:
 class TaskManager:
     """Indexes task folders: {docstring}"""
 
+    full_builds = 0
+
     def __init__(self, verbosity=None, include_path=None, include_defaults=True,
                  metadata=None):
+        TaskManager.full_builds += bool(include_defaults)
         paths = [Path(p) for p in {plugin_paths}]
         if include_path:
             extra = include_path if isinstance(include_path, (list, tuple)) else [include_path]
@@ -64,13 +68,17 @@ STOCK = _MANAGER_BASE.format(
     docstring='no "lm_eval.tasks" entry_points are read',
     plugin_paths="[]")
 
-# names the group and calls entry_points, but indexes nothing from it: the check misreads
-# this one, and the hook must still end up with the folder indexed once
-MISLEADING = _MANAGER_BASE.format(
+# names the group and reads its entry points, but indexes nothing from them
+IGNORING = _MANAGER_BASE.format(
     imports="from importlib.metadata import entry_points\n"
             "PLUGINS = list(entry_points(group=\"lm_eval.tasks\"))",
     docstring="reads the group but ignores it",
     plugin_paths="[]")
+
+# a TaskManager that cannot be built without built-in tasks: the hook must still work
+REFUSING = _MANAGER_BASE.format(
+    imports="", docstring="refuses include_defaults=False",
+    plugin_paths="([] if include_defaults else 1 / 0)")
 
 
 def _fake_lm_eval(tmp_path: Path, source: str):
@@ -91,35 +99,56 @@ def _times_scanned(manager) -> int:
 
 
 def test_this_install_declares_the_task_entry_point():
-    assert hook._declares_entry_point(), "pyproject's lm_eval.tasks entry point is not installed"
+    from importlib.metadata import entry_points
+
+    [point] = [p for p in entry_points(group="lm_eval.tasks") if p.name == "condambig"]
+    assert point.value == "condambig_tasks.lm_eval_tasks:task_folder"
+    assert point.load()() == task_folder()
 
 
-def test_installed_lm_eval_reads_no_task_entry_points():
-    import lm_eval.tasks.manager as manager
+def test_installed_lm_eval_does_not_find_the_tasks_by_itself():
+    from lm_eval.tasks.manager import TaskManager
 
-    assert hook.lm_eval_reads_task_entry_points(manager) is False
+    original = getattr(TaskManager.__init__, "__wrapped__", TaskManager.__init__)
+    assert hook.finds_tasks_by_itself(TaskManager, original) is False
 
 
-@pytest.mark.parametrize("kind, source, reads", [
+@pytest.mark.parametrize("kind, source, by_itself", [
     ("entry-point-aware", ENTRY_POINT_AWARE, True),
     ("stock", STOCK, False),
-    ("misleading", MISLEADING, True),
+    ("naming the group, ignoring it", IGNORING, False),
+    ("refusing a probe", REFUSING, False),
 ])
-def test_the_task_folder_is_indexed_exactly_once(kind, source, reads, tmp_path):
+def test_the_task_folder_is_indexed_exactly_once(kind, source, by_itself, tmp_path):
     module = _fake_lm_eval(tmp_path, source)
-    assert hook.lm_eval_reads_task_entry_points(module) is reads, kind
     unpatched = module.TaskManager(include_path=str(tmp_path / "user"))
     hook._patch_task_manager(module)
+    full_builds = module.TaskManager.full_builds
     manager = module.TaskManager(include_path=str(tmp_path / "user"))
+    assert module.TaskManager.full_builds == full_builds + 1, kind  # built-in tasks once
+    assert module.TaskManager._condambig_finds_tasks is by_itself, kind
     assert _times_scanned(manager) == 1, (kind, manager.scanned)
     assert "condambigqa" in manager.task_index
-    if kind == "entry-point-aware":  # lm-eval found the folder itself; the hook added nothing
+    assert hook.indexes_task_folder(manager)
+    if by_itself:  # lm-eval found the folder itself; the hook added nothing
         assert manager.include_path == str(tmp_path / "user")
         assert _times_scanned(unpatched) == 1
     else:  # the hook put the folder before the user's paths
         assert [Path(p) for p in manager.include_path] == \
             [Path(task_folder()), tmp_path / "user"]
         assert _times_scanned(unpatched) == 0
+
+
+def test_lm_eval_is_asked_once_per_process(tmp_path, monkeypatch):
+    module = _fake_lm_eval(tmp_path, STOCK)
+    hook._patch_task_manager(module)
+    probes = []
+    real = hook.indexes_task_folder
+    monkeypatch.setattr(hook, "indexes_task_folder",
+                        lambda manager: probes.append(manager) or real(manager))
+    for _ in range(3):
+        assert _times_scanned(module.TaskManager()) == 1
+    assert len(probes) == 1  # the probe; the real managers are not inspected
 
 
 def test_a_folder_the_user_already_passes_is_not_added_again(tmp_path):
