@@ -35,9 +35,7 @@ import logging
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from condambig_tasks.benchmark import (
     MEAN,
@@ -47,6 +45,9 @@ from condambig_tasks.benchmark import (
     ScoredSample,
     finite_number,
 )
+
+if TYPE_CHECKING:  # imported where used: condambig-score starts without numpy
+    import numpy as np
 
 logger = logging.getLogger(__name__)
 
@@ -128,6 +129,8 @@ def uncertainty(
     resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
 ) -> dict[str, Estimate]:
     """The estimate of every metric :meth:`Benchmark.summarise` reports, in its order."""
+    import numpy as np
+
     _check_resamples(resamples)
     summary = benchmark.summarise(samples, options, judged)
     names = [name for name in summary if name != SUITE_SCORE]
@@ -196,6 +199,8 @@ def paired_difference(
 ) -> Comparison:
     """Δ on the units both runs have, each resample drawing the same units in both runs
     (the paired bootstrap of Koehn, 2004)."""
+    import numpy as np
+
     _check_resamples(resamples)
     units_a, units_b = Units.of(benchmark, samples_a), Units.of(benchmark, samples_b)
     shared = sorted(set(units_a.ids) & set(units_b.ids))
@@ -220,6 +225,8 @@ def unpaired_difference(
     seed: int = DEFAULT_SEED,
 ) -> Comparison:
     """Δ of the two whole runs, each resampled independently on its own units."""
+    import numpy as np
+
     _check_resamples(resamples)
     units_a, units_b = Units.of(benchmark, samples_a), Units.of(benchmark, samples_b)
     delta = _point_delta(benchmark, samples_a, samples_b, options, judged, metric)
@@ -254,6 +261,8 @@ class Units:
 
     @classmethod
     def of(cls, benchmark: Benchmark, samples: Sequence[ScoredSample]) -> Units:
+        import numpy as np
+
         index: dict[str, int] = {}
         members: list[list[int]] = []
         of_sample = np.empty(len(samples), dtype=np.int64)
@@ -268,6 +277,8 @@ class Units:
     def restricted(self, samples: Sequence[ScoredSample], ids: Sequence[str],
                    ) -> tuple[list[ScoredSample], Units]:
         """The samples of the units ``ids`` (in that order) and their units."""
+        import numpy as np
+
         where = {unit: position for position, unit in enumerate(self.ids)}
         kept = [samples[i] for unit in ids for i in self.members[where[unit]]]
         members, of_sample, start = [], [], 0
@@ -306,6 +317,7 @@ class _Resampler:
 
     def __init__(self, benchmark: Benchmark, samples: Sequence[ScoredSample], units: Units,
                  options: Any, judged: bool, names: Sequence[str], *, fast: bool = True):
+
         self.benchmark, self.samples, self.units = benchmark, samples, units
         self.options, self.judged = options, judged
         self.names = [name for name in names if name != SUITE_SCORE]
@@ -319,6 +331,8 @@ class _Resampler:
             self._add_fast_paths()
 
     def _add_fast_paths(self) -> None:
+        import numpy as np
+
         benchmark, samples = self.benchmark, self.samples
         sources = []
         corpus = benchmark.corpus_statistics(samples, self.options, self.judged)
@@ -350,6 +364,8 @@ class _Resampler:
 
     def values(self, draws: np.ndarray) -> dict[str, np.ndarray]:
         """Each metric on each resample of ``draws`` (NaN where undefined)."""
+        import numpy as np
+
         size, units = draws.shape
         result: dict[str, np.ndarray] = {}
         if self.fast:
@@ -374,6 +390,8 @@ class _Resampler:
         return result
 
     def run(self, blocks: Iterator[np.ndarray]) -> dict[str, np.ndarray]:
+        import numpy as np
+
         parts = [self.values(draws) for draws in blocks]
         if not parts:
             return {}
@@ -393,6 +411,8 @@ def _plain_statistics(benchmark: Benchmark, samples: Sequence[ScoredSample],
         rows.append(row)
 
     def metrics(totals: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        import numpy as np
+
         result = {}
         for name in names:
             total, count = totals[f"{name}:sum"], totals[f"{name}:n"]
@@ -406,6 +426,8 @@ def _plain_statistics(benchmark: Benchmark, samples: Sequence[ScoredSample],
 
 
 def _metrics(statistics: CorpusStatistics, totals: np.ndarray) -> dict[str, np.ndarray]:
+    import numpy as np
+
     by_column = {column: totals[:, k] for k, column in enumerate(statistics.columns)}
     return {name: np.asarray(values, dtype=float)
             for name, values in statistics.metrics(by_column).items()}
@@ -422,6 +444,8 @@ def _same(fast: float, plain: float | None) -> bool:
 
 
 def _bootstrap_estimate(values: np.ndarray) -> Estimate:
+    import numpy as np
+
     defined = values[np.isfinite(values)]
     if len(defined) < 2:
         return NO_ESTIMATE
@@ -431,6 +455,8 @@ def _bootstrap_estimate(values: np.ndarray) -> Estimate:
 
 def _mean_stderr(samples: Sequence[ScoredSample], name: str, units: Units) -> float | None:
     """The cluster-robust standard error of the mean of ``name`` (see the module doc)."""
+    import numpy as np
+
     present = [(units.of_sample[i], value) for i, sample in enumerate(samples)
                if (value := finite_number(sample.values.get(name))) is not None]
     if not present:
@@ -460,6 +486,8 @@ def _comparison(metric: str, delta: float | None, differences: np.ndarray, paire
     resamples: twice the smaller tail at 0, with the +1 that keeps a finite bootstrap from
     claiming p = 0 (Davison & Hinkley, 1997, §4.4); p < 0.05 about when 0 is outside the
     interval."""
+    import numpy as np
+
     defined = differences[np.isfinite(differences)]
     if delta is None or len(defined) < 2:
         return Comparison(metric, delta, None, None, None, paired, shared, units_a, units_b,
