@@ -137,7 +137,7 @@ def uncertainty(
     units = Units.of(benchmark, samples)
     if len(units) < 2:
         return {name: NO_ESTIMATE for name in summary}
-    resampler = _Resampler(benchmark, samples, units, options, judged, names)
+    resampler = _Resampler(benchmark, samples, units, options, judged, names, whole=summary)
     values = resampler.run(_draws(len(units), resamples, np.random.default_rng(seed)))
     specs = {name: benchmark.metric_spec(name) for name in names}
     estimates: dict[str, Estimate] = {}
@@ -316,7 +316,8 @@ class _Resampler:
     """
 
     def __init__(self, benchmark: Benchmark, samples: Sequence[ScoredSample], units: Units,
-                 options: Any, judged: bool, names: Sequence[str], *, fast: bool = True):
+                 options: Any, judged: bool, names: Sequence[str], *, fast: bool = True,
+                 whole: Mapping[str, float | None] | None = None):
 
         self.benchmark, self.samples, self.units = benchmark, samples, units
         self.options, self.judged = options, judged
@@ -328,9 +329,11 @@ class _Resampler:
         self.fast: list[tuple[CorpusStatistics, np.ndarray, list[str]]] = []
         self.plain: list[str] = list(self.names)
         if samples and fast:
-            self._add_fast_paths()
+            self._add_fast_paths(whole)
 
-    def _add_fast_paths(self) -> None:
+    def _add_fast_paths(self, whole: Mapping[str, float | None] | None) -> None:
+        """Use a fast path for the metrics where it gives the run's own values (``whole``:
+        those values when the caller has them, e.g. from ``summarise``)."""
         import numpy as np
 
         benchmark, samples = self.benchmark, self.samples
@@ -342,22 +345,23 @@ class _Resampler:
             plain = [name for name in self.plain
                      if benchmark.metric_spec(name).aggregation in (MEAN, SUM)]
             sources.append(_plain_statistics(benchmark, samples, plain))
-        full = benchmark.metric_values(samples, self.options, self.judged)
+        full = (whole if whole is not None and all(name in whole for name in self.names)
+                else benchmark.metric_values(samples, self.options, self.judged))
         for statistics in sources:
             rows = np.asarray(statistics.rows, dtype=float).reshape(len(samples), -1)
             unit_totals = np.zeros((len(self.units), rows.shape[1]))
             np.add.at(unit_totals, self.units.of_sample, rows)
-            whole = _metrics(statistics, rows.sum(axis=0, keepdims=True))
+            fast = _metrics(statistics, rows.sum(axis=0, keepdims=True))
             covered = []
             for name in self.plain:
-                if name not in whole:
+                if name not in fast:
                     continue
-                if _same(whole[name][0], full.get(name)):
+                if _same(fast[name][0], full.get(name)):
                     covered.append(name)
                 else:  # a fast path that disagrees with the benchmark is not used
                     logger.warning("%s: the fast path of %s gives %r, metric_values %r; "
                                    "resampling metric_values instead", benchmark.name, name,
-                                   whole[name][0], full.get(name))
+                                   fast[name][0], full.get(name))
             if covered:
                 self.fast.append((statistics, unit_totals, covered))
                 self.plain = [name for name in self.plain if name not in covered]
