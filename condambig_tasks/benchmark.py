@@ -19,9 +19,12 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from condambig_tasks.options import parse_options
+
+if TYPE_CHECKING:
+    from condambig_tasks.uncertainty import CorpusStatistics
 
 Options = TypeVar("Options")
 Item = TypeVar("Item")
@@ -188,6 +191,9 @@ class Benchmark(Generic[Options, Item]):
     # condambig-score: other names of --outputs, and the official prediction format it reads
     cli_output_aliases: ClassVar[tuple[str, ...]] = ()
     prediction_format: ClassVar[str] = ""
+    # what standard errors and the bootstrap resample whole (condambig_tasks.uncertainty):
+    # the unit that makes samples independent; see :meth:`cluster`
+    resampling_unit: ClassVar[str] = "question"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """A benchmark that declares no variants has one: its own name, default options."""
@@ -374,6 +380,17 @@ class Benchmark(Generic[Options, Item]):
     ) -> Mapping[str, float | None]:
         """The CORPUS metrics (BLEU, precision/recall/F1, ratios of means) from every sample."""
         raise NotImplementedError(f"{self.name} declares CORPUS metrics: define corpus_values")
+
+    def cluster(self, sample: ScoredSample) -> str:
+        """The id of the :attr:`resampling_unit` ``sample`` belongs to (its own by default)."""
+        return sample.id
+
+    def corpus_statistics(
+        self, samples: Sequence[ScoredSample], options: Options, judged: bool,
+    ) -> CorpusStatistics | None:
+        """Per-sample numbers whose totals give metrics of :meth:`metric_values`, so that a
+        bootstrap resample costs a matrix product (None: metric_values runs per resample)."""
+        return None
 
     def null_reasons(
         self, samples: Sequence[ScoredSample], options: Options, judged: bool,

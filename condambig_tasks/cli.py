@@ -23,7 +23,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from condambig_tasks import cli_judge, interrupts, json_files, registry, run_logs, settings
+from condambig_tasks import (
+    cli_judge,
+    interrupts,
+    json_files,
+    registry,
+    run_logs,
+    settings,
+    uncertainty,
+)
 from condambig_tasks.benchmark import (
     Benchmark,
     Runtime,
@@ -92,6 +100,12 @@ def _add_arguments(parser: argparse.ArgumentParser, benchmark: Benchmark) -> Non
     parser.add_argument("--per-sample", "--per-question", "--per-example", dest="per_sample",
                         type=Path, metavar="FILE",
                         help="also write every sample's values and details (JSON Lines)")
+    parser.add_argument("--bootstrap-resamples", type=int, metavar="N",
+                        default=uncertainty.DEFAULT_RESAMPLES,
+                        help="bootstrap resamples of the stderr / ci95 of every metric "
+                             f"(default {uncertainty.DEFAULT_RESAMPLES}; 0 leaves them out)")
+    parser.add_argument("--seed", type=int, metavar="N", default=uncertainty.DEFAULT_SEED,
+                        help=f"seed of the bootstrap (default {uncertainty.DEFAULT_SEED})")
 
 
 def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
@@ -111,6 +125,8 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
     source = args.outputs if logged is None else logged.source
     if args.limit is not None and args.limit < 1:
         raise PredictionFileError("--limit must be at least 1")
+    if args.bootstrap_resamples < 0:
+        raise PredictionFileError("--bootstrap-resamples must be 0 (no stderr / ci95) or more")
     reference = getattr(args, "ref", None)
     with recording_sources() as sources:
         items = (benchmark.load_file(reference, options) if reference is not None
@@ -190,6 +206,12 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
         "metrics": metrics,
         "null_reasons": reasons,
     }
+    if args.bootstrap_resamples:
+        estimates = uncertainty.uncertainty(benchmark, samples, options, judged,
+                                            resamples=args.bootstrap_resamples, seed=args.seed)
+        result["stderr"], result["ci95"] = uncertainty.estimates_json(estimates, metrics)
+        result["uncertainty"] = uncertainty.describe(benchmark, samples,
+                                                     args.bootstrap_resamples, args.seed)
     if engine is not None:
         stats = engine.stats
         result["judge"] = {"model": engine.model_name,

@@ -91,3 +91,34 @@ def corpus_bleu(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) 
         f"bleu{order}": float(BLEU(max_ngram_order=order).corpus_score(list(hypotheses), streams).score)
         for order in BLEU_ORDERS
     }
+
+
+def bleu_statistics(hypotheses: Sequence[str],
+                    references: Sequence[Sequence[str]]) -> list[list[int]]:
+    """Each hypothesis's sacreBLEU sufficient statistics ``[hypothesis length, closest
+    reference length, correct 1..4-grams, total 1..4-grams]``: their sums give
+    :func:`corpus_bleu` through :func:`bleu_from_statistics` (what sacreBLEU's own
+    bootstrap resamples, ``sacrebleu/significance.py``)."""
+    from sacrebleu.metrics import BLEU
+
+    if len(hypotheses) != len(references):
+        raise ValueError("bleu_statistics: hypotheses and references differ in length")
+    if not hypotheses:
+        return []
+    width = max(len(refs) for refs in references)
+    streams = [[refs[k] if k < len(refs) else None for refs in references] for k in range(width)]
+    bleu = BLEU(max_ngram_order=max(BLEU_ORDERS))
+    return [list(map(int, row)) for row in
+            bleu._extract_corpus_statistics(list(hypotheses), streams)]
+
+
+def bleu_from_statistics(totals: Sequence[float]) -> dict[str, float]:
+    """Corpus BLEU-1..4 from the summed :func:`bleu_statistics` of a corpus."""
+    from sacrebleu.metrics import BLEU
+
+    top = max(BLEU_ORDERS)
+    counts = [int(round(value)) for value in totals]
+    correct, total = counts[2: 2 + top], counts[2 + top: 2 + 2 * top]
+    return {f"bleu{order}": float(BLEU.compute_bleu(
+        correct[:order], total[:order], counts[0], counts[1], smooth_method="exp",
+        max_ngram_order=order).score) for order in BLEU_ORDERS}

@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from condambig_metrics.abg_coqa import bleu_from_statistics, bleu_statistics
 from condambig_tasks import settings
 from condambig_tasks.abg_coqa.judge import JUDGE_METRICS, clarification_request, judgement_values
 from condambig_tasks.abg_coqa.loader import (
@@ -45,10 +46,14 @@ from condambig_tasks.benchmark import (
     Runtime,
     ScoredSample,
     Variant,
+    finite_number,
     plain_summary,
 )
 from condambig_tasks.data import DataUnavailableError, read_json
 from condambig_tasks.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from condambig_tasks.uncertainty import CorpusStatistics
 
 MAX_TOKENS = 128
 DEFAULT_SUBTASK = "detection"
@@ -96,6 +101,9 @@ class AbgCoQA(Benchmark[AbgCoQAOptions, AbgCoQASample]):
     prediction_format = (
         'structured predictions: detection [{"id", "ambiguous": bool, "answer"}], '
         'clarification [{"id", "question"}], clarified_qa [{"id", "reply": k, "answer"}]')
+    # a conversation's turns share its story and history (ids ``<story>|<turn>|<n>``, a
+    # clarified-QA sample ``...#<reply>``): resampled together
+    resampling_unit = "conversation"
     # per subtask: detection F1 of the ambiguous class, clarification BLEU-4 (the
     # judge-free number, so a run ranks the same with or without a judge), clarified QA F1
     headline_metrics = ("f1", "bleu4")
@@ -211,6 +219,32 @@ class AbgCoQA(Benchmark[AbgCoQAOptions, AbgCoQASample]):
             return clarification_corpus(samples)
         return plain_summary(samples, [MetricSpec("f1", "", MEAN)])
 
+    def cluster(self, sample: ScoredSample) -> str:
+        """The conversation (CoQA story id) of the sample's turn."""
+        return sample.id.partition("|")[0]
+
+    def corpus_statistics(
+        self, samples: Sequence[ScoredSample], options: AbgCoQAOptions, judged: bool,
+    ) -> CorpusStatistics:
+        """:meth:`corpus_values` from totals: the detection counts, sacreBLEU's sufficient
+        statistics, or clarified QA's F1 sum and count."""
+        from condambig_tasks.uncertainty import CorpusStatistics
+
+        if options.subtask == "detection":
+            rows = [[float(predicted and gold), float(predicted), float(gold)]
+                    for predicted, gold in ((bool(s.details["predicted_ambiguous"]),
+                                             bool(s.details["gold_ambiguous"]))
+                                            for s in samples)]
+            return CorpusStatistics(("tp", "predicted", "gold"), rows, _detection_totals)
+        if options.subtask == "clarification":
+            rows = bleu_statistics([str(s.details["question"]) for s in samples],
+                                   [list(s.details["references"]) for s in samples])
+            columns = tuple(f"bleu:{k}" for k in range(len(rows[0]) if rows else 0))
+            return CorpusStatistics(columns, rows, _bleu_totals)
+        f1 = [finite_number(s.values.get("f1")) for s in samples]
+        return CorpusStatistics(("f1", "n"), [[0.0, 0.0] if v is None else [v, 1.0]
+                                              for v in f1], _f1_totals)
+
     def run_notes(self, options: AbgCoQAOptions, judged: bool) -> list[str]:
         if options.subtask != "clarification" or judged:
             return []
@@ -227,3 +261,34 @@ class AbgCoQA(Benchmark[AbgCoQAOptions, AbgCoQASample]):
         """Structured predictions (see ``prediction_format``); rows with ``output`` are raw
         text. Clarified QA rows name their reply by ``"reply": k`` or an id ``<id>#<k>``."""
         return read_structured_predictions(raw, options.subtask, source)
+
+
+def _detection_totals(totals: Mapping[str, Any]) -> dict[str, Any]:
+    """:func:`condambig_metrics.abg_coqa.detection_scores` of many resamples (0.0 where a
+    ratio is undefined, as there)."""
+    import numpy as np
+
+    tp, predicted, gold = totals["tp"], totals["predicted"], totals["gold"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = np.where(predicted > 0, tp / predicted, 0.0)
+        recall = np.where(gold > 0, tp / gold, 0.0)
+        both = precision + recall
+        f1 = np.where(both > 0, 2 * precision * recall / both, 0.0)
+    return {"precision": precision, "recall": recall, "f1": f1}
+
+
+def _bleu_totals(totals: Mapping[str, Any]) -> dict[str, Any]:
+    """Corpus BLEU-1..4 of each resample from its summed sacreBLEU statistics."""
+    import numpy as np
+
+    matrix = np.column_stack([totals[column] for column in totals])
+    scores = [bleu_from_statistics(row) for row in matrix]
+    return {name: np.array([score[name] for score in scores]) for name in BLEU_METRICS}
+
+
+def _f1_totals(totals: Mapping[str, Any]) -> dict[str, Any]:
+    import numpy as np
+
+    count = totals["n"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return {"f1": np.where(count > 0, totals["f1"] / count, np.nan)}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from condambig_metrics.judge import DEFAULT_JUDGE_WEIGHTING, JUDGE_WEIGHTINGS
 from condambig_tasks import settings
@@ -31,6 +31,9 @@ from condambig_tasks.condambigqa.parser import parse_response
 from condambig_tasks.condambigqa.prompts import PromptOptions, build_prompt
 from condambig_tasks.condambigqa.records import CondAmbigQuestion, Setting
 from condambig_tasks.condambigqa.scoring import QuestionScore, plan_judgements, score_question
+
+if TYPE_CHECKING:
+    from condambig_tasks.uncertainty import CorpusStatistics
 
 logger = logging.getLogger("condambig.condambigqa")
 
@@ -258,6 +261,15 @@ class CondAmbigQA(Benchmark[CondAmbigQAOptions, CondAmbigQuestion]):
                        for sample in samples)
         return {"judge_weighted_rate": weighted / total if total else None}
 
+    def corpus_statistics(self, samples: Sequence[ScoredSample], options: CondAmbigQAOptions,
+                          judged: bool) -> CorpusStatistics:
+        """judge_weighted_rate from the totals of judgements and weighted judgements."""
+        from condambig_tasks.uncertainty import CorpusStatistics
+
+        rows = [[int(sample.details.get("judgements") or 0),
+                 int(sample.details.get("weighted_judgements") or 0)] for sample in samples]
+        return CorpusStatistics(("judgements", "weighted"), rows, _weighted_rate)
+
     def null_reasons(self, samples: Sequence[ScoredSample], options: CondAmbigQAOptions,
                      judged: bool, summary: Mapping[str, float | None]) -> dict[str, str]:
         reasons = super().null_reasons(samples, options, judged, summary)
@@ -308,3 +320,11 @@ def scored_sample(score: QuestionScore, judged: bool) -> ScoredSample:
         details=json_safe(score.to_dict()),
         explanation=score.explanation(),
     )
+
+
+def _weighted_rate(totals: Mapping[str, Any]) -> dict[str, Any]:
+    import numpy as np
+
+    total = totals["judgements"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return {"judge_weighted_rate": np.where(total > 0, totals["weighted"] / total, np.nan)}

@@ -105,6 +105,9 @@ class ConditionalQA(Benchmark[ConditionalQAOptions, ConditionalQAItem]):
     # appended to none of the lists it averages), so it is left out, not scored as wrong
     prediction_format = ('the official file: [{"id": ..., "answers": [[answer, '
                          '[condition elements]], ...]}]')
+    # the questions on one policy document (285 dev questions on 59 documents) share it:
+    # resampled together
+    resampling_unit = "document"
     # Table 2 (Sun et al., 2022): overall F1 with conditions
     headline_metrics = ("f1_with_conditions",)
     metric_specs = (
@@ -208,9 +211,15 @@ class ConditionalQA(Benchmark[ConditionalQAOptions, ConditionalQAItem]):
                      f"{parsed.out_of_range_citations} citation(s) out of range")
         return ScoredSample(
             id=item.id, values=values, explanation=explanation,
-            details={"answers": answers, "yesno": categories.yesno,
+            details={"answers": answers, "document": item.question.url,
+                     "yesno": categories.yesno,
                      "extractive": categories.extractive,
                      "conditional": categories.conditional})
+
+    def cluster(self, sample: ScoredSample) -> str:
+        """The question's document (its url); a sample scored before the url was recorded
+        is its own unit."""
+        return str(sample.details.get("document") or sample.id)
 
     def read_predictions(self, raw: Any, source: str,
                          options: ConditionalQAOptions) -> dict[str, OfficialPrediction] | None:

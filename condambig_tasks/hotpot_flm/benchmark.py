@@ -18,9 +18,9 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from condambig_metrics.hotpot_flm import ROW_KEYS, summarise
+from condambig_metrics.hotpot_flm import ANSWER_METRICS, ROW_KEYS, summarise
 from condambig_tasks import settings
 from condambig_tasks.benchmark import (
     CORPUS,
@@ -64,6 +64,11 @@ from condambig_tasks.hotpot_flm.roles import (
     RoleDownstream,
     bound_model,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from condambig_tasks.uncertainty import CorpusStatistics
 
 logger = logging.getLogger(__name__)
 
@@ -365,6 +370,29 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
         return {spec.name: finite_number(corpus.get(spec.name))
                 for spec in self.active_metrics(options, judged)}
 
+    def corpus_statistics(self, samples: Sequence[ScoredSample], options: FlmOptions,
+                          judged: bool) -> CorpusStatistics:
+        """:meth:`metric_values` as totals: of the complete rows, their row keys and
+        improvements; of the two diagnostic rates, their values and counts."""
+        from condambig_tasks.uncertainty import CorpusStatistics
+
+        rows = []
+        for sample in samples:
+            values = sample.values
+            complete = all(values.get(key) is not None for key in ROW_KEYS)
+            row = ([1.0, *(float(values[key]) for key in ROW_KEYS),
+                    float(float(values["f1_response"]) > float(values["f1_incomplete"]))]
+                   if complete else [0.0] * (len(ROW_KEYS) + 2))
+            for key in ("agent_fallback", "empty_question_rate"):
+                value = values.get(key)
+                row += [0.0, 0.0] if value is None else [float(value), 1.0]
+            rows.append(row)
+        columns = ("rows", *ROW_KEYS, "improved", "agent_fallback", "agent_fallback:n",
+                   "empty_question_rate", "empty_question_rate:n")
+        names = [spec.name for spec in self.active_metrics(options, judged)]
+        return CorpusStatistics(columns, rows, lambda totals: {
+            name: value for name, value in _flm_metrics(totals).items() if name in names})
+
     def null_reasons(self, samples: Sequence[ScoredSample], options: FlmOptions, judged: bool,
                      summary: Mapping[str, float | None]) -> dict[str, str]:
         """Why a metric is None: nothing scored, or a recovery whose denominator
@@ -391,6 +419,29 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
         """Examples of the split's source: HotpotQA distractor validation's 7,405 questions
         (full; Toles et al. report n = 7,404), or the 400 annotated rows (test)."""
         return FULL_SPLIT_SIZE if options.split == Split.FULL.value else TEST_SPLIT_SIZE
+
+
+def _flm_metrics(totals: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """:func:`condambig_metrics.hotpot_flm.summarise` and the diagnostic rates of many
+    resamples at once, from their column totals (NaN where undefined)."""
+    import numpy as np
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rows = totals["rows"]
+        means = {key: np.where(rows > 0, totals[key] / rows, np.nan) for key in ROW_KEYS}
+        result = {key: means[key] for key in ROW_KEYS if key != "masked_fact_returned"}
+        for metric in ANSWER_METRICS:
+            incomplete, complete = means[f"{metric}_incomplete"], means[f"{metric}_complete"]
+            gap = complete - incomplete
+            result[f"{metric}_recovery"] = np.where(
+                gap != 0, 100.0 * (means[f"{metric}_response"] - incomplete) / gap, np.nan)
+        result["mfrr"] = means["masked_fact_returned"]
+        result["improved_rate"] = np.where(rows > 0, totals["improved"] / rows, np.nan)
+        for key, name in (("agent_fallback", "agent_fallback_rate"),
+                          ("empty_question_rate", "empty_question_rate")):
+            count = totals[f"{key}:n"]
+            result[name] = np.where(count > 0, totals[key] / count, np.nan)
+    return result
 
 
 def _asked(output: Any) -> str:
