@@ -21,12 +21,12 @@ import yaml
 from condambig_tasks import registry
 from condambig_tasks.report.cli import main
 from condambig_tasks.report.figures import HEIGHT_PX, WIDTH_PX, make_figures
-from condambig_tasks.report.inputs import LM_EVAL, Run, read_inputs
 from condambig_tasks.report.paper import (
-    DATA_FILE,
     load_paper_data,
+    paper_file,
     paper_model_for,
     parse_model_map,
+    same_or_narrower,
 )
 from condambig_tasks.report.scales import (
     COUNT,
@@ -36,11 +36,7 @@ from condambig_tasks.report.scales import (
     metric_scale,
 )
 from condambig_tasks.report.sections import build_sections
-from condambig_tasks.report.variants import (
-    builtin_variants,
-    same_or_narrower,
-    variant_for_options,
-)
+from condambig_tasks.run_logs import LM_EVAL, RunResult, read_results, variant_for
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
 
 TASKS = ["ambignq", "abg_coqa_detection"]
@@ -184,7 +180,7 @@ def test_report_from_real_lm_eval_and_inspect_runs(real_runs, tmp_path):
     data = load_paper_data()
 
     for task in TASKS:
-        benchmark = builtin_variants()[task].benchmark
+        benchmark = registry.task_variant(task)[0].name
         comparison, paper_rows, all_metrics = section_tables(markdown, f"### Task `{task}`")
         # every run, every metric: the inputs' numbers
         assert {(row["Model"], row["Run"]) for row in all_metrics} == {
@@ -312,8 +308,16 @@ def from_paper(printed: float, printed_scale: str, metric_scale_name: str) -> fl
     raise ValueError(f"cannot convert a {printed_scale} number to a {metric_scale_name} metric")
 
 
-def test_paper_data_file_is_well_formed():
-    raw = list(yaml.safe_load(DATA_FILE.read_text(encoding="utf-8"))["entries"])
+def _raw_entries() -> list[dict]:
+    """Every benchmark's paper_numbers.yaml entries, with the benchmark of its folder."""
+    return [{**entry, "benchmark": name} for name in registry.available()
+            if paper_file(registry.get(name)).is_file()
+            for entry in yaml.safe_load(paper_file(registry.get(name)).read_text(
+                encoding="utf-8"))["entries"]]
+
+
+def test_paper_data_files_are_well_formed():
+    raw = _raw_entries()
     data = load_paper_data()
     assert len(raw) == len(data.entries) > 100
     seen = set()
@@ -322,9 +326,8 @@ def test_paper_data_file_is_well_formed():
         assert set(entry) <= {*ENTRY_FIELDS, "comparable", "note"}, entry
         benchmark = registry.get(entry["benchmark"])
         assert entry["metric"] in {spec.name for spec in benchmark.metric_specs}, entry
-        variant = builtin_variants()[entry["task"]]
-        assert variant.benchmark == entry["benchmark"], entry
-        options = benchmark.options(dict(variant.fixed_options))
+        variant = benchmark.variant(entry["task"])  # a task of the file's own benchmark
+        options = benchmark.options(dict(variant.options))
         assert entry["metric"] in {s.name for s in benchmark.active_metrics(options, True)}, entry
         assert isinstance(entry["printed"], str) and entry["scale"] in SCALES, entry
         ours = metric_scale(entry["benchmark"], entry["metric"])
@@ -408,22 +411,34 @@ def test_model_names_match_the_papers_models():
     assert paper_model_for("my-finetune", ["FiD"], data, explicit) is None
 
 
-def test_inspect_and_cli_options_find_their_lm_eval_task():
-    assert variant_for_options("abg_coqa", {"subtask": "clarification", "split": "val"},
-                               "x").task == "abg_coqa_clarification"
-    assert variant_for_options("hotpot_flm", {"split": "test"}, "x").task == "hotpot_flm_test"
-    main_setting = {"setting": "main", "judge_weighting": "deepeval"}
-    assert variant_for_options("condambigqa", main_setting, "x").task == "condambigqa"
-    assert variant_for_options("ambignq", {}, "x").task == "ambignq"
+def _variant(task: str):
+    return registry.task_variant(task)[1]
+
+
+def test_inspect_and_cli_options_find_their_task():
+    def task_of(benchmark: str, options: dict) -> str:
+        return variant_for(registry.get(benchmark), options).task
+
+    assert task_of("abg_coqa", {"subtask": "clarification", "split": "val"}) == \
+        "abg_coqa_clarification"
+    assert task_of("hotpot_flm", {"split": "test"}) == "hotpot_flm_test"
+    assert task_of("condambigqa", {"setting": "main"}) == "condambigqa"
+    # the most specific variant: the paper's judge rule is condambigqa_paper's
+    assert task_of("condambigqa", {"setting": "main", "judge_weighting": "deepeval"}) == \
+        "condambigqa_paper"
+    assert task_of("ambignq", {}) == "ambignq"
     # the paper's Table 2 (recorded for condambigqa) applies to the paper-settings task too
-    assert same_or_narrower(builtin_variants()["condambigqa_paper"], "condambigqa")
-    assert not same_or_narrower(builtin_variants()["condambigqa_gold_conditions"], "condambigqa")
-    assert not same_or_narrower(builtin_variants()["hotpot_flm_test"], "hotpot_flm")
+    assert same_or_narrower("condambigqa", _variant("condambigqa_paper"), "condambigqa")
+    assert not same_or_narrower("condambigqa", _variant("condambigqa_gold_conditions"),
+                                "condambigqa")
+    assert not same_or_narrower("hotpot_flm", _variant("hotpot_flm_test"), "hotpot_flm")
 
 
-def _run_of(task: str, model: str, metrics: dict[str, float]) -> Run:
-    return Run(source=Path("made-up.json"), front_end=LM_EVAL, model=model,
-               variant=builtin_variants()[task], metrics=metrics, n=5)
+def _run_of(task: str, model: str, metrics: dict[str, float]) -> RunResult:
+    benchmark, variant = registry.task_variant(task)
+    return RunResult(source=Path("made-up.json"), framework=LM_EVAL, model=model,
+                     benchmark=benchmark.name, variant=variant, task=task, metrics=metrics,
+                     n=5)
 
 
 def test_every_benchmark_figure_is_drawn_at_its_size_and_not_blank(tmp_path):
@@ -449,19 +464,21 @@ def test_every_benchmark_figure_is_drawn_at_its_size_and_not_blank(tmp_path):
         assert len(numpy.unique(image.reshape(-1, image.shape[-1]), axis=0)) > 1
 
 
-def test_a_figure_is_skipped_when_its_task_is_absent(tmp_path):
+def test_a_figure_is_skipped_when_no_run_reports_a_plotted_metric(tmp_path):
     runs = [_run_of("condambigqa_closed_book", "a", {"answer_score": 0.2}),
-            _run_of("abg_coqa_clarified_qa", "a", {"f1": 0.4})]
+            _run_of("abg_coqa_clarification", "a", {"bleu4": 10.0})]
     made, skipped = make_figures(build_sections(runs, load_paper_data(), {}), tmp_path)
     assert made == {}
-    assert skipped == {"condambigqa": "no input has the CondAmbigQA main setting (task condambigqa)",
-                       "abg_coqa": "no input has Abg-CoQA detection (task abg_coqa_detection)"}
+    assert skipped == {
+        "condambigqa": "no run reports a metric the CondAmbigQA figure draws (combined_score, "
+                       "balanced_condition, balanced_answer, balanced_citation)",
+        "abg_coqa": "no run reports a metric the Abg-CoQA figure draws (precision, recall, f1)"}
 
 
 def test_reading_a_folder_skips_other_json_with_a_notice(tmp_path):
     _lm_eval_results(tmp_path / "results_1.json", "m", {"ambignq": {"f1_answer_all": 0.5}})
     (tmp_path / "notes.json").write_text("[1, 2]")
-    found = read_inputs([tmp_path])
+    found = read_results([tmp_path])
     assert [(run.model, run.variant.task, run.n) for run in found.runs] == [("m", "ambignq", 10)]
     assert found.runs[0].metrics == {"f1_answer_all": 0.5}
     assert [n for n in found.notices if "notes.json" in n]
@@ -470,7 +487,7 @@ def test_reading_a_folder_skips_other_json_with_a_notice(tmp_path):
 def test_nan_and_na_values_are_no_value(tmp_path):
     _lm_eval_results(tmp_path / "results_1.json", "m", {"ambignq": {
         "f1_answer_all": math.nan, "f1_answer_multi": "N/A", "parse_rate": 1.0}})
-    [run] = read_inputs([tmp_path / "results_1.json"]).runs
+    [run] = read_results([tmp_path / "results_1.json"]).runs
     assert run.metrics == {"f1_answer_all": None, "f1_answer_multi": None, "parse_rate": 1.0}
 
 
@@ -485,8 +502,8 @@ def test_a_saved_condambig_score_result_is_a_run_named_after_its_file(use_fixtur
     assert score_main(["ambignq", "--outputs", str(outputs)]) == 0
     saved = tmp_path / "SpanSeqGen (co-training).json"  # the file name is the model name
     saved.write_text(capsys.readouterr().out)
-    [run] = read_inputs([saved]).runs
-    assert (run.model, run.front_end, run.variant.task, run.n) == (
+    [run] = read_results([saved]).runs
+    assert (run.model, run.framework, run.variant.task, run.n) == (
         "SpanSeqGen (co-training)", "condambig-score", "ambignq", len(questions))
     assert run.metrics["f1_answer_multi"] == 0.0
     [section] = build_sections([run], load_paper_data(), {})
