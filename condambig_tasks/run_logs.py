@@ -33,9 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from condambig_tasks import json_files, registry
-from condambig_tasks.benchmark import Benchmark, Variant, load_items
+from condambig_tasks.benchmark import Benchmark, Variant, finite_number, load_items
 from condambig_tasks.errors import ConfigurationError, PredictionFileError
-from condambig_tasks.framework_results import finite_number, lm_eval_task_metrics
 
 LM_EVAL = "lm_eval"
 INSPECT = "inspect"
@@ -375,6 +374,29 @@ def _is_lm_eval_content(data: Any) -> bool:
     """Whether a JSON value is an lm-eval results file (``results`` beside its configs)."""
     return isinstance(data, dict) and isinstance(data.get("results"), dict) and (
         "configs" in data or "config" in data)
+
+
+LM_EVAL_FILTER = "none"  # our tasks define no filters: every metric key ends in ",none"
+
+
+def lm_eval_task_metrics(
+    values: Mapping[str, Any],
+) -> tuple[dict[str, float | None], dict[str, float]]:
+    """One task's entry of lm-eval's ``results``: metric -> value (None: NaN) and
+    metric -> standard error (only where lm-eval gave a number, not ``"N/A"``)."""
+    metrics: dict[str, float | None] = {}
+    stderr: dict[str, float] = {}
+    for key, value in values.items():
+        name, _, filter_name = key.partition(",")
+        if filter_name != LM_EVAL_FILTER:
+            continue
+        if name.endswith("_stderr"):
+            number = finite_number(value)
+            if number is not None:
+                stderr[name[: -len("_stderr")]] = number
+        else:
+            metrics[name] = finite_number(value)
+    return metrics, stderr
 
 
 def _lm_eval_reported(

@@ -520,3 +520,114 @@ def test_scales_follow_the_metric_spec():
     assert metric_scale("condambigqa", "out_of_range_citations") == COUNT  # SUM
     assert metric_scale("ambignq", "f1_answer_all") == FRACTION
     assert metric_scale("no_such_benchmark", "x") == FRACTION
+
+
+# ---------------------------------------------------------------------- from the spec
+
+
+def _provenance(benchmark: str, options: dict, judge: str | None = None) -> dict:
+    return {"benchmark": benchmark, "task_version": "1", "options": options, "judge": judge,
+            "data": {"records": 6, "records_sha256": "0" * 64}, "models": {}}
+
+
+def test_an_lm_eval_task_the_spec_does_not_name_is_placed_by_its_provenance(tmp_path):
+    """A user's own lm-eval task over our glue: its results name the benchmark and options
+    in the provenance block, so it joins that variant (and its paper numbers)."""
+    path = _lm_eval_results(tmp_path / "results_x.json", "m", {
+        "my_detection": {"f1": 0.5}, "condambigqa": {"citation_score": 0.25}})
+    data = json.loads(path.read_text())
+    data["configs"] = {
+        "my_detection": {"metadata": {"provenance": _provenance(
+            "abg_coqa", {"subtask": "detection", "split": "test"})}},
+        "condambigqa": {"metadata": {"provenance": _provenance(
+            "condambigqa", {"setting": "main"}, judge="judge-x")}}}
+    path.write_text(json.dumps(data))
+    found = read_results([path])
+    assert not found.notices
+    detection, condambigqa = found.runs
+    assert (detection.benchmark, detection.variant.task, detection.task) == (
+        "abg_coqa", "abg_coqa_detection", "my_detection")
+    [section] = build_sections([detection], load_paper_data(), {})
+    assert {e.task for e in section.paper} == {"abg_coqa_detection"}
+    # the judge the run recorded, not only an lm-eval --metadata judge_model
+    assert (condambigqa.judge, detection.judge) == ("judge-x", None)
+
+
+def test_a_benchmark_without_paper_numbers_or_plotted_metrics_is_reported_plainly(
+        tmp_path, monkeypatch, capsys):
+    """An outside benchmark (the toy) has no paper_numbers.yaml and no metric marked
+    plot: its runs get tables, no paper rows, and the report says why there is no figure."""
+    from tests.test_contract import extra_benchmarks_with_toy
+
+    monkeypatch.setenv("CONDAMBIG_EXTRA_BENCHMARKS", extra_benchmarks_with_toy())
+    load_paper_data.cache_clear()
+    try:
+        assert not paper_file(registry.get("toy")).exists()
+        assert all(e.benchmark != "toy" for e in load_paper_data().entries)
+        saved = tmp_path / "toy-model.json"
+        saved.write_text(json.dumps({"benchmark": "toy", "options": {},
+                                     "metrics": {"exact_match": 0.5}, "n_scored": 4}))
+        assert main([str(saved), "-o", str(tmp_path / "r.md")]) == 0
+        markdown = (tmp_path / "r.md").read_text()
+        assert "## Toy capitals" in markdown
+        assert "The papers publish no number for this task." in markdown
+        assert "No figure: no run reports a metric the Toy capitals figure draws (none)." \
+            in markdown
+    finally:
+        load_paper_data.cache_clear()
+
+
+def test_every_builtin_benchmark_keeps_its_paper_numbers_beside_its_spec():
+    data = load_paper_data()
+    for name in registry.BENCHMARKS:
+        path = paper_file(registry.get(name))
+        assert path.parent.name == name and path.is_file()
+        assert data.papers[name] and any(e.benchmark == name for e in data.entries)
+
+
+def test_figure_panels_are_the_specs_plotted_metrics():
+    """Panels group the variant's active metrics marked plot by MetricSpec.figure; a run's
+    missing metric stays a None (drawn n/a), a zero stays a zero."""
+    from condambig_tasks.report.figures import section_panels
+
+    benchmark = registry.get("conditionalqa")
+    plotted = [s for s in benchmark.metric_specs if s.plot]
+    runs = [_run_of("conditionalqa", "a", {s.name: 0.5 for s in plotted}),
+            _run_of("conditionalqa", "b", {s.name: 0.0 for s in plotted if s.name != "f1"})]
+    [section] = build_sections(runs, load_paper_data(), {})
+    panels = section_panels(section)
+    assert [list(p.groups) for p in panels] == [
+        [s.name for s in plotted if s.figure == figure]
+        for figure in dict.fromkeys(s.figure for s in plotted)]
+    assert all(p.title.startswith(f"{p.groups[0]} — conditionalqa: ") for p in panels)
+    [f1_panel] = [p for p in panels if "f1" in p.groups]
+    ours = f1_panel.series[1]
+    assert not ours.paper and ours.values[0] is None and ours.values[1:] == [0.0, 0.0, 0.0]
+    assert {s.label for s in f1_panel.series if s.paper} == {
+        f"{e.model} (paper)" for e in section.paper if e.metric in f1_panel.groups
+        and e.comparable}
+
+
+def test_two_runs_of_one_model_and_framework_are_told_apart_in_figures():
+    from condambig_tasks.report.figures import section_panels
+
+    runs = [RunResult(source=Path(f"{day}/results.json"), framework=LM_EVAL, model="m",
+                      benchmark="ambignq", variant=_variant("ambignq"), task="ambignq",
+                      metrics={"f1_answer_all": 0.2}, created=f"2026-01-0{day}")
+            for day in (1, 2)]
+    [section] = build_sections(runs, load_paper_data(), {})
+    [panel] = section_panels(section)
+    labels = [s.label for s in panel.series if not s.paper]
+    assert labels == ["m (lm-eval), 2026-01-01", "m (lm-eval), 2026-01-02"]
+
+
+def test_report_code_names_no_metric():
+    """What the report shows of a benchmark comes from its spec: no metric name is written
+    in the report's code."""
+    names = {spec.name for name in registry.BENCHMARKS
+             for spec in registry.get(name).metric_specs}
+    folder = Path(registry.__file__).parent / "report"
+    for path in folder.glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        quoted = sorted(n for n in names if f'"{n}"' in text or f"'{n}'" in text)
+        assert not quoted, (path.name, quoted)

@@ -141,13 +141,16 @@ def section_panels(section: Section) -> list[Panel]:
         active = list(benchmark.metric_specs)
     reported = {name for run in section.runs for name, value in run.metrics.items()
                 if value is not None}
-    plotted = [spec for spec in active if spec.plot and spec.name in reported]
-    panels: dict[tuple[str | None, str], list[str]] = {}
-    for spec in plotted:
-        panels.setdefault((spec.figure, spec_scale(spec)), []).append(spec.name)
+    panels: dict[tuple[str | None, str], list[str]] = {}  # in the spec's order
+    for spec in active:
+        if spec.plot:
+            metrics = panels.setdefault((spec.figure, spec_scale(spec)), [])
+            metrics += [spec.name] if spec.name in reported else []
     labels = _run_labels(section)
     result = []
     for (name, scale), metrics in panels.items():
+        if not metrics:
+            continue
         ours = [Bars(label, [run.metrics.get(m) for m in metrics])
                 for label, run in zip(labels, section.runs, strict=True)]
         paper: dict[str, dict[str, float]] = {}

@@ -36,7 +36,7 @@ def metric_scale(benchmark: str, metric: str) -> str:
 
 
 def header(benchmark: str, metric: str) -> str:
-    """A column title naming the scale: ``f1_recovery (%)``, ``f1_response (0–1)``."""
+    """A column title naming the scale: ``<metric> (%)``, ``<metric> (0–1)``, ``<metric> (count)``."""
     return f"{metric} ({_HEADER[metric_scale(benchmark, metric)]})"
 
 
