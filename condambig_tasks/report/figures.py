@@ -28,6 +28,7 @@ DPI = 100
 WIDTH_PX, HEIGHT_PX = 1000, 500
 PAPER_HATCH = "//"
 MISSING = "n/a"
+TITLE_WIDTH = 60  # characters per line of a panel title (two lines at most)
 
 
 @dataclass(frozen=True)
@@ -162,8 +163,9 @@ def section_panels(section: Section) -> list[Panel]:
         heading = f"{section.variant.task}: {section.variant.description}"
         if name:
             heading = f"{name} — {heading}"
-        result.append(Panel(textwrap.shorten(heading, 90, placeholder=" …"), metrics, series,
-                            axis_label(scale)))
+        title = textwrap.fill(textwrap.shorten(heading, 2 * TITLE_WIDTH, placeholder=" …"),
+                              TITLE_WIDTH)
+        result.append(Panel(title, metrics, series, axis_label(scale)))
     return result
 
 
