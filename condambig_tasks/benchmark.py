@@ -54,6 +54,11 @@ class MetricSpec:
     scale: float = 1.0
     # drawn in the report's figure of the benchmark (beside the paper's number when it has one)
     plot: bool = False
+    # the figure's panel it is drawn in (None: one panel per variant holds its plotted metrics)
+    figure: str | None = None
+    # the value counts things (per question for a MEAN; every SUM metric is a count): the
+    # report prints it as a count, not on a score's scale
+    count: bool = False
 
     def __post_init__(self) -> None:
         if self.aggregation not in AGGREGATIONS:

@@ -1,35 +1,44 @@
-"""Model outputs read back from a framework's own log, for ``condambig-score --from-log``.
+"""The one reader of finished framework runs: lm-eval's results and samples, Inspect logs
+and saved ``condambig-score`` JSON, for ``condambig-score --from-log`` and ``condambig-report``.
 
-Two sources, each read the way its framework writes it:
+Each source is read the way its framework writes it:
 
-- lm-eval ``--log_samples``: ``<output_path>/<model>/samples_<task>_<date>.jsonl`` (one row
-  per doc: our ``doc`` with ``id``, ``options``, ``judge``; ``filtered_resps[0]`` is the text
-  ``process_results`` scored) beside ``results_<date>.json`` (what the run printed), as
-  lm-eval 0.4's ``EvaluationTracker`` names them;
+- lm-eval: ``<output_path>/<model>/results_<date>.json`` (``results[task]["<metric>,none"]``
+  and ``"<metric>_stderr,none"``, ``configs[task].metadata`` with our provenance block,
+  ``n-samples``) and, with ``--log_samples``, ``samples_<task>_<date>.jsonl`` beside it (one
+  row per doc: our ``doc`` with ``id``, ``options``, ``judge``; ``filtered_resps[0]`` is the
+  text ``process_results`` scored), as lm-eval 0.4's ``EvaluationTracker`` names them;
 - Inspect: a ``.eval`` / ``.json`` log through ``inspect_ai.log.read_eval_log`` (the task's
   ``metadata`` holds the benchmark and its resolved options, ``output.completion`` is the
-  text the scorer read, ``results.scores[*].metrics`` what the run printed).
+  text the scorer read, ``results.scores[*].metrics`` what the run printed);
+- ``condambig-score``: its JSON saved to a file (``benchmark``, ``options``, ``metrics``).
 
-The result is one :class:`RunOutputs`: the options the run generated with and its outputs,
-so a run can be rescored, e.g. with another judge, without generating again.
+Which benchmark and variant a framework task name is comes from the spec
+(:func:`condambig_tasks.registry.task_variant`); a run under another task name (a user's own
+lm-eval YAML over our glue, Inspect's generic ``abg_coqa`` task) is placed by the benchmark
+and options it recorded (:meth:`Benchmark.variant_of`).
+
+:func:`read_run` gives one run's outputs (:class:`RunOutputs`), so it can be rescored, e.g.
+with another judge, without generating again; :func:`read_results` gives the metrics of
+every run under some paths (:class:`RunResult`), for the report.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from condambig_tasks import json_files, registry
-from condambig_tasks.benchmark import Benchmark, load_items
+from condambig_tasks.benchmark import Benchmark, Variant, finite_number, load_items
 from condambig_tasks.errors import ConfigurationError, PredictionFileError
-from condambig_tasks.framework_results import finite_number, lm_eval_task_metrics
 
 LM_EVAL = "lm_eval"
 INSPECT = "inspect"
+CLI = "condambig-score"
 INSPECT_TASK_PREFIX = "condambig/"
 # lm-eval's sample file name (EvaluationTracker.save_results_samples):
 # samples_<task>_<datetime.now().isoformat() with ':' -> '-'>.jsonl
@@ -43,7 +52,7 @@ _WHAT_TO_GIVE = ("give an lm-eval --output_path folder (run with --log_samples),
 
 
 class RunLogError(PredictionFileError):
-    """A path that is not a log this benchmark can be rescored from."""
+    """A path that is not a run this command can read (one line: what it is, what to give)."""
 
 
 @dataclass(frozen=True)
@@ -140,12 +149,28 @@ def resolve_options(benchmark: Benchmark, logged: RunOutputs,
 
 
 def benchmark_of_task(task: str) -> str | None:
-    """The benchmark an lm-eval or Inspect task name belongs to: task names are the
-    benchmark's name or start with it and ``_`` (``abg_coqa_detection``,
-    ``condambigqa_closed_book``, ``condambig/hotpot_flm``)."""
-    name = _task_key(task)
-    matches = [b for b in registry.available() if name == b or name.startswith(b + "_")]
-    return max(matches, key=len) if matches else None
+    """The benchmark a task name of the spec belongs to (an lm-eval task, an Inspect task
+    with or without ``condambig/``), None for a name no benchmark declares."""
+    known = registry.task_variant(_task_key(task))
+    return None if known is None else known[0].name
+
+
+def variant_for(benchmark: Benchmark, options: Mapping[str, Any]) -> Variant:
+    """The variant of a run that names options, not a task (the spec's most specific
+    variant whose fixed options it has; the default variant when they no longer parse)."""
+    try:
+        return benchmark.variant_of(benchmark.options(dict(options), strict=False))
+    except ConfigurationError:
+        return benchmark.variants[0]
+
+
+def benchmark_options(benchmark: Benchmark, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The benchmark's options from a framework's mixed metadata (unknown keys ignored);
+    options this version no longer accepts are kept as recorded."""
+    try:
+        return benchmark.options_to_json(benchmark.options(dict(values), strict=False))
+    except ConfigurationError:
+        return {key: value for key, value in values.items() if isinstance(key, str)}
 
 
 # ---------------------------------------------------------------------- finding runs
@@ -200,15 +225,22 @@ def _what_was_asked(benchmark: Benchmark, options: Any) -> tuple[int, list[tuple
 def _lm_eval_candidate(path: Path) -> _Candidate:
     match = _LM_EVAL_SAMPLES.match(path.name)
     task = match["task"] if match else path.stem
-    return _Candidate(LM_EVAL, task, benchmark_of_task(task) if match else _sniff_lm_eval(path),
-                      path, lambda: _read_lm_eval(path, task))
+    # a task the spec does not name (a renamed file, a user's own YAML task over our glue):
+    # the benchmark whose options its docs carry
+    benchmark = (benchmark_of_task(task) if match else None) or \
+        _sniff_lm_eval(path, strict=match is None)
+    return _Candidate(LM_EVAL, task, benchmark, path,
+                      lambda: _read_lm_eval(path, task, benchmark))
 
 
-def _sniff_lm_eval(path: Path) -> str | None:
-    """The benchmark of a renamed samples file, from its docs' options (None: not ours)."""
+def _sniff_lm_eval(path: Path, strict: bool = True) -> str | None:
+    """The benchmark of a samples file from its docs' options (None: not ours); ``strict``:
+    a file whose rows are not condambig docs is an error (named directly, not in a folder)."""
     rows = _read_rows(path, first_only=True)
     doc = rows[0][1].get("doc") if rows and isinstance(rows[0][1], dict) else None
     if not isinstance(doc, dict) or "options" not in doc:
+        if not strict:
+            return None
         raise RunLogError(f"{path}: not an lm-eval samples file (rows with 'doc' and "
                           f"'resps'); {_WHAT_TO_GIVE}.")
     keys = set(_json_object(path, rows[0][0], doc["options"], "options"))
@@ -238,7 +270,7 @@ def _read_rows(path: Path, first_only: bool = False) -> list[tuple[int, Any]]:
     return rows
 
 
-def _read_lm_eval(path: Path, task: str) -> RunOutputs:
+def _read_lm_eval(path: Path, task: str, benchmark: str | None) -> RunOutputs:
     rows = _read_rows(path)
     if not rows:
         raise RunLogError(f"{path}: holds no samples.")
@@ -264,11 +296,10 @@ def _read_lm_eval(path: Path, task: str) -> RunOutputs:
                           "file of one task run.")
     _check_unique(path, outputs)
     reported, provenance = _lm_eval_reported(path, task)
-    benchmark = benchmark_of_task(task) if _LM_EVAL_SAMPLES.match(path.name) else None
     notes = () if not non_text else (
         f"{path}: {non_text} of {len(outputs)} logged responses are not text; they are "
         "scored as empty outputs (non_text_outputs).",)
-    return RunOutputs(task=task, benchmark=benchmark or _sniff_lm_eval(path) or "?",
+    return RunOutputs(task=task, benchmark=benchmark or "?",
                       options=next(iter(options.values())), judge=next(iter(judges.values())),
                       outputs=outputs, source=str(path), framework=LM_EVAL, reported=reported,
                       provenance=provenance, notes=notes, non_text_outputs=non_text)
@@ -336,8 +367,36 @@ def _lm_eval_results(path: Path) -> dict[str, Any] | None:
         raise RunLogError(f"{path}: cannot be read as JSON ({error}); put back the results "
                           "file lm_eval wrote, or move it away (the samples alone can be "
                           "rescored).") from None
-    return data if isinstance(data, dict) and "results" in data and "configs" in data \
-        else None
+    return data if _is_lm_eval_content(data) else None
+
+
+def _is_lm_eval_content(data: Any) -> bool:
+    """Whether a JSON value is an lm-eval results file (``results`` beside its configs)."""
+    return isinstance(data, dict) and isinstance(data.get("results"), dict) and (
+        "configs" in data or "config" in data)
+
+
+LM_EVAL_FILTER = "none"  # our tasks define no filters: every metric key ends in ",none"
+
+
+def lm_eval_task_metrics(
+    values: Mapping[str, Any],
+) -> tuple[dict[str, float | None], dict[str, float]]:
+    """One task's entry of lm-eval's ``results``: metric -> value (None: NaN) and
+    metric -> standard error (only where lm-eval gave a number, not ``"N/A"``)."""
+    metrics: dict[str, float | None] = {}
+    stderr: dict[str, float] = {}
+    for key, value in values.items():
+        name, _, filter_name = key.partition(",")
+        if filter_name != LM_EVAL_FILTER:
+            continue
+        if name.endswith("_stderr"):
+            number = finite_number(value)
+            if number is not None:
+                stderr[name[: -len("_stderr")]] = number
+        else:
+            metrics[name] = finite_number(value)
+    return metrics, stderr
 
 
 def _lm_eval_reported(
@@ -402,13 +461,37 @@ def _inspect_header(path: Path) -> Any:
         return None
 
 
-def _inspect_candidate(path: Path, header: Any) -> _Candidate:
-    metadata = header.eval.metadata or {}
+def _inspect_recorded(path: Path, spec: Any) -> tuple[str | None, dict[str, Any] | None]:
+    """The benchmark and options an Inspect log's task metadata records (None: not
+    recorded: a log of another task, or written before the task recorded them); the
+    benchmark of an older log is its task name's."""
+    metadata = spec.metadata or {}
     named = metadata.get("benchmark")
     if not isinstance(named, (str, type(None))):
         raise RunLogError(f"{path}: the task metadata's 'benchmark' is {_kind(named)}, not a "
                           "benchmark name; give the log the run wrote.")
-    benchmark = named or benchmark_of_task(header.eval.task)
+    options = metadata.get("options")
+    if options is not None and not isinstance(options, dict):
+        raise RunLogError(f"{path}: the task metadata's 'options' is {_kind(options)}, not "
+                          "an object of benchmark options; give the log the run wrote.")
+    return named or benchmark_of_task(spec.task), options
+
+
+def _inspect_options(spec: Any, benchmark: str | None,
+                     recorded: dict[str, Any] | None) -> dict[str, Any]:
+    """The run's options: as recorded, else (an older log) its ``-T`` arguments that are
+    options of the benchmark."""
+    if recorded is not None:
+        return recorded
+    options = {k: v for k, v in (spec.task_args or {}).items() if v is not None}
+    if benchmark is None or benchmark not in registry.available():
+        return options
+    known = {f.name for f in dataclasses.fields(registry.get(benchmark).options_type)}
+    return {k: v for k, v in options.items() if k in known}
+
+
+def _inspect_candidate(path: Path, header: Any) -> _Candidate:
+    benchmark, _ = _inspect_recorded(path, header.eval)
     return _Candidate(INSPECT, header.eval.task, benchmark, path,
                       lambda: _read_inspect(path, header, benchmark))
 
@@ -438,15 +521,7 @@ def _read_inspect(path: Path, header: Any, benchmark: str | None) -> RunOutputs:
                for s in samples if s.error is None]
     _check_unique(path, outputs)
     metadata = spec.metadata or {}
-    options = metadata.get("options")
-    if options is not None and not isinstance(options, dict):
-        raise RunLogError(f"{path}: the task metadata's 'options' is {_kind(options)}, not "
-                          "an object of benchmark options; give the log the run wrote.")
-    if options is None:  # a log written before the task recorded its options
-        options = {k: v for k, v in (spec.task_args or {}).items() if v is not None}
-        if benchmark is not None:
-            known = {f.name for f in dataclasses.fields(registry.get(benchmark).options_type)}
-            options = {k: v for k, v in options.items() if k in known}
+    options = _inspect_options(spec, benchmark, _inspect_recorded(path, spec)[1])
     roles = {name: getattr(config, "model", str(config))
              for name, config in (spec.model_roles or {}).items()}
     if "grader" in roles and metadata.get("judged", True):
@@ -480,3 +555,269 @@ def _provenance(path: Path, metadata: Mapping[str, Any]) -> dict[str, Any] | Non
                           "('data' with a 'records_sha256' string); give the log the run "
                           "wrote.")
     return block
+
+
+# ---------------------------------------------------------------------- results (the report)
+
+RESULTS_EXPECTED = ("an lm-eval results file (results_*.json) or --output_path folder, an "
+                    "Inspect log (.eval, or .json from --log-format json), or a saved "
+                    "condambig-score JSON")
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """One model on one task variant, as one framework recorded it."""
+
+    source: Path
+    framework: str  # LM_EVAL | INSPECT | CLI
+    model: str
+    benchmark: str
+    variant: Variant  # the spec's variant the run is a run of
+    task: str  # the task name the framework ran (the variant's, or a user's own)
+    metrics: Mapping[str, float | None]
+    stderr: Mapping[str, float] = field(default_factory=dict)
+    n: int | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+    judge: str | None = None  # the judge model that scored it (None: no judge)
+    created: str | None = None
+
+
+@dataclass
+class RunResults:
+    runs: list[RunResult] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+
+def read_results(paths: Iterable[str | Path]) -> RunResults:
+    """Every run under ``paths`` (files or folders), in the order given; a file of another
+    kind named directly is an error, one met in a folder a notice."""
+    found = RunResults()
+    for raw in paths:
+        path = Path(raw)
+        if not path.exists():
+            raise RunLogError(f"{path}: no such file or folder; expected {RESULTS_EXPECTED}.")
+        files = _result_files_in(path) if path.is_dir() else [path]
+        if not files:
+            raise RunLogError(f"{path}: holds no results_*.json, .eval or .json file; "
+                              f"expected {RESULTS_EXPECTED}.")
+        for file in files:
+            runs, notices = _read_result_file(file, strict=not path.is_dir())
+            found.runs.extend(runs)
+            found.notices.extend(notices)
+    return found
+
+
+def _result_files_in(folder: Path) -> list[Path]:
+    """lm-eval results and Inspect logs under a folder (lm-eval's samples_*.jsonl, Inspect's
+    logs.json listing and other JSON are left alone)."""
+    return sorted(p for p in folder.rglob("*") if p.is_file() and (
+        p.suffix == ".eval" or (p.suffix == ".json" and p.name != "logs.json")))
+
+
+_INSPECT_JSON_HEAD = re.compile(r'\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:')
+
+
+def _read_result_file(path: Path, strict: bool) -> tuple[list[RunResult], list[str]]:
+    if path.suffix == ".eval":
+        return _inspect_result(path)
+    if path.suffix == ".json":
+        if _INSPECT_JSON_HEAD.match(_head(path)):  # without parsing a large log twice
+            return _inspect_result(path)
+        data, problem = _load_result_json(path, strict)
+        if problem is not None:
+            return [], [f"skipped {path}: {problem}"]
+        if _is_lm_eval_content(data):
+            return _lm_eval_result(path, data)
+        if isinstance(data, dict) and isinstance(data.get("eval"), dict):
+            return _inspect_result(path)
+        if isinstance(data, dict) and isinstance(data.get("metrics"), dict) and \
+                isinstance(data.get("benchmark"), str):
+            return _score_json_result(path, data)
+    if strict:
+        raise RunLogError(f"{path}: not {RESULTS_EXPECTED}.")
+    return [], [f"skipped {path}: not an lm-eval, Inspect or condambig-score result"]
+
+
+def _head(path: Path) -> str:
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            return handle.read(256)
+    except OSError:
+        return ""
+
+
+def _load_result_json(path: Path, strict: bool) -> tuple[Any, str | None]:
+    """The file's value, or (in a folder) why it cannot be read."""
+    try:
+        return json_files.loads(path.read_text(encoding="utf-8")), None
+    except (OSError, UnicodeDecodeError, json_files.JsonFileError) as error:
+        if not strict:
+            return None, f"cannot be read as JSON ({error})"
+        raise RunLogError(f"{path}: cannot be read as JSON ({error}); expected "
+                          f"{RESULTS_EXPECTED}.") from None
+
+
+def _lm_eval_result(path: Path, data: Mapping[str, Any]) -> tuple[list[RunResult], list[str]]:
+    runs, notices = [], []
+    configs = _object(path, data, "configs")
+    groups = set(_object(path, data, "group_subtasks"))
+    counts = _object(path, data, "n-samples")
+    model = _lm_eval_model(path, data)
+    for task, values in data["results"].items():
+        if not isinstance(values, dict):
+            raise RunLogError(f"{path}: 'results' of task {task!r} is {_kind(values)}, not an "
+                              f"object; expected {RESULTS_EXPECTED}.")
+        metadata = _object(path, _object(path, configs, task), "metadata")
+        provenance = _provenance(path, metadata) or {}
+        placed = _lm_eval_variant(task, provenance)
+        if isinstance(placed, str):
+            if task not in groups:  # a group's own row repeats its tasks
+                notices.append(f"skipped task {task!r} in {path}: {placed}")
+            continue
+        benchmark, variant = placed
+        metrics, stderr = lm_eval_task_metrics(values)
+        recorded = provenance.get("options")
+        options = benchmark_options(benchmark, recorded if isinstance(recorded, dict) else
+                                    {**metadata, **variant.options})
+        n_samples = _object(path, counts, task)
+        runs.append(RunResult(
+            source=path, framework=LM_EVAL, model=model, benchmark=benchmark.name,
+            variant=variant, task=task, metrics=metrics, stderr=stderr,
+            n=_int(n_samples.get("effective", n_samples.get("original"))), options=options,
+            judge=_text(provenance.get("judge")) or _text(metadata.get("judge_model")),
+            created=_created(data.get("date"))))
+    return runs, notices
+
+
+def _lm_eval_variant(task: str, provenance: Mapping[str, Any]) -> tuple[Benchmark, Variant] | str:
+    """The benchmark and variant of an lm-eval task: the spec's, else the benchmark and
+    options its provenance block recorded; else why it is skipped."""
+    known = registry.task_variant(task)
+    if known is not None:
+        return known
+    named = provenance.get("benchmark")
+    if not isinstance(named, str):
+        return "not a condambig task"
+    if named not in registry.available():
+        return f"benchmark {named!r} is not registered"
+    benchmark = registry.get(named)
+    options = provenance.get("options")
+    return benchmark, variant_for(benchmark, options if isinstance(options, dict) else {})
+
+
+def _lm_eval_model(path: Path, data: Mapping[str, Any]) -> str:
+    name = data.get("model_name")
+    if isinstance(name, str) and name.strip():
+        return name.strip()
+    config = _object(path, data, "config")
+    args = config.get("model_args")
+    if isinstance(args, str):  # "pretrained=...,dtype=..."
+        args = dict(part.split("=", 1) for part in args.split(",") if "=" in part)
+    if isinstance(args, dict):
+        for key in ("pretrained", "model", "path", "engine"):
+            if args.get(key):
+                return str(args[key])
+    return str(config.get("model") or "unknown model")
+
+
+def _created(value: Any) -> str | None:
+    if isinstance(value, (int, float)):
+        from datetime import datetime, timezone
+
+        return datetime.fromtimestamp(value, tz=timezone.utc).isoformat(timespec="seconds")
+    return str(value) if value else None
+
+
+def _inspect_result(path: Path) -> tuple[list[RunResult], list[str]]:
+    log = _inspect_header(path)
+    if log is None:  # a zip or JSON that is not an Inspect log
+        raise RunLogError(f"{path}: cannot be read as an Inspect log; expected "
+                          f"{RESULTS_EXPECTED}.")
+    spec = log.eval
+    metadata = spec.metadata or {}
+    named, recorded = _inspect_recorded(path, spec)
+    if named is None or named not in registry.available():
+        return [], [f"skipped {path}: Inspect task {spec.task!r} is not a condambig task"]
+    if log.status != "success" or log.results is None:
+        return [], [f"skipped {path}: the Inspect run did not finish (status {log.status})"]
+    benchmark = registry.get(named)
+    task = _task_key(spec.task)
+    options = _inspect_options(spec, named, recorded)
+    known = registry.task_variant(task)
+    variant = known[1] if known is not None and known[0].name == named else \
+        variant_for(benchmark, options)
+    metrics, stderr = _inspect_metrics(log.results.scores)
+    model = spec.model
+    questioner = metadata.get("questioner")
+    if questioner in ("repeater", "human"):  # a HotpotQA-FLM baseline: no model asked
+        model = questioner
+    provenance = _provenance(path, metadata) or {}
+    judged = metadata.get("judged")
+    judge = _text(provenance.get("judge")) or (_grader(spec.model_roles) if judged else None)
+    return [RunResult(source=path, framework=INSPECT, model=model, benchmark=named,
+                      variant=variant, task=task, metrics=metrics, stderr=stderr,
+                      n=_int(log.results.completed_samples), options=options, judge=judge,
+                      created=str(spec.created))], []
+
+
+def _inspect_metrics(scores: Iterable[Any]) -> tuple[dict[str, float | None], dict[str, float]]:
+    """Metric -> value and metric -> standard error (``<metric>_stderr``, or a scorer's
+    ``stderr`` beside its one metric)."""
+    metrics: dict[str, float | None] = {}
+    stderr: dict[str, float] = {}
+    for score in scores:
+        plain = {name: finite_number(metric.value) for name, metric in score.metrics.items()}
+        single = [name for name in plain if name != "stderr"]
+        for name, value in plain.items():
+            if name.endswith("_stderr") and value is not None:
+                stderr[name[: -len("_stderr")]] = value
+            elif name == "stderr":
+                if len(single) == 1 and value is not None:
+                    stderr[single[0]] = value
+            else:
+                metrics[name] = value
+    return metrics, stderr
+
+
+def _grader(roles: Any) -> str | None:
+    grader = (roles or {}).get("grader")
+    if isinstance(grader, list):
+        grader = grader[0] if grader else None
+    return getattr(grader, "model", None) if grader is not None else None
+
+
+def _score_json_result(path: Path, data: Mapping[str, Any]) -> tuple[list[RunResult], list[str]]:
+    named = data["benchmark"]
+    if named not in registry.available():
+        return [], [f"skipped {path}: benchmark {named!r} is not registered"]
+    benchmark = registry.get(named)
+    options = dict(_object(path, data, "options"))
+    variant = variant_for(benchmark, options)
+    metrics = {name: finite_number(value) for name, value in data["metrics"].items()}
+    judge = _object(path, data, "judge").get("model")
+    return [RunResult(source=path, framework=CLI, model=str(data.get("model") or path.stem),
+                      benchmark=named, variant=variant, task=variant.task, metrics=metrics,
+                      n=_int(data.get("n_scored")), options=options, judge=_text(judge))], []
+
+
+# ---------------------------------------------------------------------- shapes
+
+
+def _object(path: Path, container: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    """``container[key]`` where the format has an object (or nothing: empty)."""
+    value = container.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise RunLogError(f"{path}: {key!r} is {_kind(value)}, not an object; give the file "
+                          "the framework wrote.")
+    return value
+
+
+def _text(value: Any) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _int(value: Any) -> int | None:
+    number = finite_number(value)
+    return int(number) if number is not None else None

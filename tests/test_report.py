@@ -21,12 +21,12 @@ import yaml
 from condambig_tasks import registry
 from condambig_tasks.report.cli import main
 from condambig_tasks.report.figures import HEIGHT_PX, WIDTH_PX, make_figures
-from condambig_tasks.report.inputs import LM_EVAL, Run, read_inputs
 from condambig_tasks.report.paper import (
-    DATA_FILE,
     load_paper_data,
+    paper_file,
     paper_model_for,
     parse_model_map,
+    same_or_narrower,
 )
 from condambig_tasks.report.scales import (
     COUNT,
@@ -36,11 +36,7 @@ from condambig_tasks.report.scales import (
     metric_scale,
 )
 from condambig_tasks.report.sections import build_sections
-from condambig_tasks.report.variants import (
-    builtin_variants,
-    same_or_narrower,
-    variant_for_options,
-)
+from condambig_tasks.run_logs import LM_EVAL, RunResult, read_results, variant_for
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
 
 TASKS = ["ambignq", "abg_coqa_detection"]
@@ -184,7 +180,7 @@ def test_report_from_real_lm_eval_and_inspect_runs(real_runs, tmp_path):
     data = load_paper_data()
 
     for task in TASKS:
-        benchmark = builtin_variants()[task].benchmark
+        benchmark = registry.task_variant(task)[0].name
         comparison, paper_rows, all_metrics = section_tables(markdown, f"### Task `{task}`")
         # every run, every metric: the inputs' numbers
         assert {(row["Model"], row["Run"]) for row in all_metrics} == {
@@ -312,8 +308,16 @@ def from_paper(printed: float, printed_scale: str, metric_scale_name: str) -> fl
     raise ValueError(f"cannot convert a {printed_scale} number to a {metric_scale_name} metric")
 
 
-def test_paper_data_file_is_well_formed():
-    raw = list(yaml.safe_load(DATA_FILE.read_text(encoding="utf-8"))["entries"])
+def _raw_entries() -> list[dict]:
+    """Every benchmark's paper_numbers.yaml entries, with the benchmark of its folder."""
+    return [{**entry, "benchmark": name} for name in registry.available()
+            if paper_file(registry.get(name)).is_file()
+            for entry in yaml.safe_load(paper_file(registry.get(name)).read_text(
+                encoding="utf-8"))["entries"]]
+
+
+def test_paper_data_files_are_well_formed():
+    raw = _raw_entries()
     data = load_paper_data()
     assert len(raw) == len(data.entries) > 100
     seen = set()
@@ -322,9 +326,8 @@ def test_paper_data_file_is_well_formed():
         assert set(entry) <= {*ENTRY_FIELDS, "comparable", "note"}, entry
         benchmark = registry.get(entry["benchmark"])
         assert entry["metric"] in {spec.name for spec in benchmark.metric_specs}, entry
-        variant = builtin_variants()[entry["task"]]
-        assert variant.benchmark == entry["benchmark"], entry
-        options = benchmark.options(dict(variant.fixed_options))
+        variant = benchmark.variant(entry["task"])  # a task of the file's own benchmark
+        options = benchmark.options(dict(variant.options))
         assert entry["metric"] in {s.name for s in benchmark.active_metrics(options, True)}, entry
         assert isinstance(entry["printed"], str) and entry["scale"] in SCALES, entry
         ours = metric_scale(entry["benchmark"], entry["metric"])
@@ -408,22 +411,34 @@ def test_model_names_match_the_papers_models():
     assert paper_model_for("my-finetune", ["FiD"], data, explicit) is None
 
 
-def test_inspect_and_cli_options_find_their_lm_eval_task():
-    assert variant_for_options("abg_coqa", {"subtask": "clarification", "split": "val"},
-                               "x").task == "abg_coqa_clarification"
-    assert variant_for_options("hotpot_flm", {"split": "test"}, "x").task == "hotpot_flm_test"
-    main_setting = {"setting": "main", "judge_weighting": "deepeval"}
-    assert variant_for_options("condambigqa", main_setting, "x").task == "condambigqa"
-    assert variant_for_options("ambignq", {}, "x").task == "ambignq"
+def _variant(task: str):
+    return registry.task_variant(task)[1]
+
+
+def test_inspect_and_cli_options_find_their_task():
+    def task_of(benchmark: str, options: dict) -> str:
+        return variant_for(registry.get(benchmark), options).task
+
+    assert task_of("abg_coqa", {"subtask": "clarification", "split": "val"}) == \
+        "abg_coqa_clarification"
+    assert task_of("hotpot_flm", {"split": "test"}) == "hotpot_flm_test"
+    assert task_of("condambigqa", {"setting": "main"}) == "condambigqa"
+    # the most specific variant: the paper's judge rule is condambigqa_paper's
+    assert task_of("condambigqa", {"setting": "main", "judge_weighting": "deepeval"}) == \
+        "condambigqa_paper"
+    assert task_of("ambignq", {}) == "ambignq"
     # the paper's Table 2 (recorded for condambigqa) applies to the paper-settings task too
-    assert same_or_narrower(builtin_variants()["condambigqa_paper"], "condambigqa")
-    assert not same_or_narrower(builtin_variants()["condambigqa_gold_conditions"], "condambigqa")
-    assert not same_or_narrower(builtin_variants()["hotpot_flm_test"], "hotpot_flm")
+    assert same_or_narrower("condambigqa", _variant("condambigqa_paper"), "condambigqa")
+    assert not same_or_narrower("condambigqa", _variant("condambigqa_gold_conditions"),
+                                "condambigqa")
+    assert not same_or_narrower("hotpot_flm", _variant("hotpot_flm_test"), "hotpot_flm")
 
 
-def _run_of(task: str, model: str, metrics: dict[str, float]) -> Run:
-    return Run(source=Path("made-up.json"), front_end=LM_EVAL, model=model,
-               variant=builtin_variants()[task], metrics=metrics, n=5)
+def _run_of(task: str, model: str, metrics: dict[str, float]) -> RunResult:
+    benchmark, variant = registry.task_variant(task)
+    return RunResult(source=Path("made-up.json"), framework=LM_EVAL, model=model,
+                     benchmark=benchmark.name, variant=variant, task=task, metrics=metrics,
+                     n=5)
 
 
 def test_every_benchmark_figure_is_drawn_at_its_size_and_not_blank(tmp_path):
@@ -449,19 +464,21 @@ def test_every_benchmark_figure_is_drawn_at_its_size_and_not_blank(tmp_path):
         assert len(numpy.unique(image.reshape(-1, image.shape[-1]), axis=0)) > 1
 
 
-def test_a_figure_is_skipped_when_its_task_is_absent(tmp_path):
+def test_a_figure_is_skipped_when_no_run_reports_a_plotted_metric(tmp_path):
     runs = [_run_of("condambigqa_closed_book", "a", {"answer_score": 0.2}),
-            _run_of("abg_coqa_clarified_qa", "a", {"f1": 0.4})]
+            _run_of("abg_coqa_clarification", "a", {"bleu4": 10.0})]
     made, skipped = make_figures(build_sections(runs, load_paper_data(), {}), tmp_path)
     assert made == {}
-    assert skipped == {"condambigqa": "no input has the CondAmbigQA main setting (task condambigqa)",
-                       "abg_coqa": "no input has Abg-CoQA detection (task abg_coqa_detection)"}
+    assert skipped == {
+        "condambigqa": "no run reports a metric the CondAmbigQA figure draws (combined_score, "
+                       "balanced_condition, balanced_answer, balanced_citation)",
+        "abg_coqa": "no run reports a metric the Abg-CoQA figure draws (precision, recall, f1)"}
 
 
 def test_reading_a_folder_skips_other_json_with_a_notice(tmp_path):
     _lm_eval_results(tmp_path / "results_1.json", "m", {"ambignq": {"f1_answer_all": 0.5}})
     (tmp_path / "notes.json").write_text("[1, 2]")
-    found = read_inputs([tmp_path])
+    found = read_results([tmp_path])
     assert [(run.model, run.variant.task, run.n) for run in found.runs] == [("m", "ambignq", 10)]
     assert found.runs[0].metrics == {"f1_answer_all": 0.5}
     assert [n for n in found.notices if "notes.json" in n]
@@ -470,7 +487,7 @@ def test_reading_a_folder_skips_other_json_with_a_notice(tmp_path):
 def test_nan_and_na_values_are_no_value(tmp_path):
     _lm_eval_results(tmp_path / "results_1.json", "m", {"ambignq": {
         "f1_answer_all": math.nan, "f1_answer_multi": "N/A", "parse_rate": 1.0}})
-    [run] = read_inputs([tmp_path / "results_1.json"]).runs
+    [run] = read_results([tmp_path / "results_1.json"]).runs
     assert run.metrics == {"f1_answer_all": None, "f1_answer_multi": None, "parse_rate": 1.0}
 
 
@@ -485,8 +502,8 @@ def test_a_saved_condambig_score_result_is_a_run_named_after_its_file(use_fixtur
     assert score_main(["ambignq", "--outputs", str(outputs)]) == 0
     saved = tmp_path / "SpanSeqGen (co-training).json"  # the file name is the model name
     saved.write_text(capsys.readouterr().out)
-    [run] = read_inputs([saved]).runs
-    assert (run.model, run.front_end, run.variant.task, run.n) == (
+    [run] = read_results([saved]).runs
+    assert (run.model, run.framework, run.variant.task, run.n) == (
         "SpanSeqGen (co-training)", "condambig-score", "ambignq", len(questions))
     assert run.metrics["f1_answer_multi"] == 0.0
     [section] = build_sections([run], load_paper_data(), {})
@@ -503,3 +520,114 @@ def test_scales_follow_the_metric_spec():
     assert metric_scale("condambigqa", "out_of_range_citations") == COUNT  # SUM
     assert metric_scale("ambignq", "f1_answer_all") == FRACTION
     assert metric_scale("no_such_benchmark", "x") == FRACTION
+
+
+# ---------------------------------------------------------------------- from the spec
+
+
+def _provenance(benchmark: str, options: dict, judge: str | None = None) -> dict:
+    return {"benchmark": benchmark, "task_version": "1", "options": options, "judge": judge,
+            "data": {"records": 6, "records_sha256": "0" * 64}, "models": {}}
+
+
+def test_an_lm_eval_task_the_spec_does_not_name_is_placed_by_its_provenance(tmp_path):
+    """A user's own lm-eval task over our glue: its results name the benchmark and options
+    in the provenance block, so it joins that variant (and its paper numbers)."""
+    path = _lm_eval_results(tmp_path / "results_x.json", "m", {
+        "my_detection": {"f1": 0.5}, "condambigqa": {"citation_score": 0.25}})
+    data = json.loads(path.read_text())
+    data["configs"] = {
+        "my_detection": {"metadata": {"provenance": _provenance(
+            "abg_coqa", {"subtask": "detection", "split": "test"})}},
+        "condambigqa": {"metadata": {"provenance": _provenance(
+            "condambigqa", {"setting": "main"}, judge="judge-x")}}}
+    path.write_text(json.dumps(data))
+    found = read_results([path])
+    assert not found.notices
+    detection, condambigqa = found.runs
+    assert (detection.benchmark, detection.variant.task, detection.task) == (
+        "abg_coqa", "abg_coqa_detection", "my_detection")
+    [section] = build_sections([detection], load_paper_data(), {})
+    assert {e.task for e in section.paper} == {"abg_coqa_detection"}
+    # the judge the run recorded, not only an lm-eval --metadata judge_model
+    assert (condambigqa.judge, detection.judge) == ("judge-x", None)
+
+
+def test_a_benchmark_without_paper_numbers_or_plotted_metrics_is_reported_plainly(
+        tmp_path, monkeypatch, capsys):
+    """An outside benchmark (the toy) has no paper_numbers.yaml and no metric marked
+    plot: its runs get tables, no paper rows, and the report says why there is no figure."""
+    from tests.test_contract import extra_benchmarks_with_toy
+
+    monkeypatch.setenv("CONDAMBIG_EXTRA_BENCHMARKS", extra_benchmarks_with_toy())
+    load_paper_data.cache_clear()
+    try:
+        assert not paper_file(registry.get("toy")).exists()
+        assert all(e.benchmark != "toy" for e in load_paper_data().entries)
+        saved = tmp_path / "toy-model.json"
+        saved.write_text(json.dumps({"benchmark": "toy", "options": {},
+                                     "metrics": {"exact_match": 0.5}, "n_scored": 4}))
+        assert main([str(saved), "-o", str(tmp_path / "r.md")]) == 0
+        markdown = (tmp_path / "r.md").read_text()
+        assert "## Toy capitals" in markdown
+        assert "The papers publish no number for this task." in markdown
+        assert "No figure: no run reports a metric the Toy capitals figure draws (none)." \
+            in markdown
+    finally:
+        load_paper_data.cache_clear()
+
+
+def test_every_builtin_benchmark_keeps_its_paper_numbers_beside_its_spec():
+    data = load_paper_data()
+    for name in registry.BENCHMARKS:
+        path = paper_file(registry.get(name))
+        assert path.parent.name == name and path.is_file()
+        assert data.papers[name] and any(e.benchmark == name for e in data.entries)
+
+
+def test_figure_panels_are_the_specs_plotted_metrics():
+    """Panels group the variant's active metrics marked plot by MetricSpec.figure; a run's
+    missing metric stays a None (drawn n/a), a zero stays a zero."""
+    from condambig_tasks.report.figures import section_panels
+
+    benchmark = registry.get("conditionalqa")
+    plotted = [s for s in benchmark.metric_specs if s.plot]
+    runs = [_run_of("conditionalqa", "a", {s.name: 0.5 for s in plotted}),
+            _run_of("conditionalqa", "b", {s.name: 0.0 for s in plotted if s.name != "f1"})]
+    [section] = build_sections(runs, load_paper_data(), {})
+    panels = section_panels(section)
+    assert [list(p.groups) for p in panels] == [
+        [s.name for s in plotted if s.figure == figure]
+        for figure in dict.fromkeys(s.figure for s in plotted)]
+    assert all(p.title.startswith(f"{p.groups[0]} — conditionalqa: ") for p in panels)
+    [f1_panel] = [p for p in panels if "f1" in p.groups]
+    ours = f1_panel.series[1]
+    assert not ours.paper and ours.values[0] is None and ours.values[1:] == [0.0, 0.0, 0.0]
+    assert {s.label for s in f1_panel.series if s.paper} == {
+        f"{e.model} (paper)" for e in section.paper if e.metric in f1_panel.groups
+        and e.comparable}
+
+
+def test_two_runs_of_one_model_and_framework_are_told_apart_in_figures():
+    from condambig_tasks.report.figures import section_panels
+
+    runs = [RunResult(source=Path(f"{day}/results.json"), framework=LM_EVAL, model="m",
+                      benchmark="ambignq", variant=_variant("ambignq"), task="ambignq",
+                      metrics={"f1_answer_all": 0.2}, created=f"2026-01-0{day}")
+            for day in (1, 2)]
+    [section] = build_sections(runs, load_paper_data(), {})
+    [panel] = section_panels(section)
+    labels = [s.label for s in panel.series if not s.paper]
+    assert labels == ["m (lm-eval), 2026-01-01", "m (lm-eval), 2026-01-02"]
+
+
+def test_report_code_names_no_metric():
+    """What the report shows of a benchmark comes from its spec: no metric name is written
+    in the report's code."""
+    names = {spec.name for name in registry.BENCHMARKS
+             for spec in registry.get(name).metric_specs}
+    folder = Path(registry.__file__).parent / "report"
+    for path in folder.glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        quoted = sorted(n for n in names if f'"{n}"' in text or f"'{n}'" in text)
+        assert not quoted, (path.name, quoted)

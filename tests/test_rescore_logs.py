@@ -441,3 +441,14 @@ def test_a_run_on_other_data_is_said_so(ambignq_log, capsys):
     assert code == 0
     assert "the run's data (records sha256 000000000000…, 7 records) differs" in err
     assert result["source"]["provenance"]["data"]["records"] == 7
+
+
+def test_a_task_the_spec_does_not_name_is_found_by_its_docs(tmp_path, use_fixture_data,
+                                                            capsys):
+    """A user's own lm-eval task over our glue (samples_my_task_<date>.jsonl): its docs
+    carry the benchmark's options, so the run is found and rescored."""
+    rows = [_row(_doc("ambignq", key), output) for key, output in AMBIGNQ_OUTPUTS.items()]
+    _write_samples(tmp_path / "out", "my_ambiguity_task", rows)
+    code, result, err = _score(["ambignq", "--from-log", str(tmp_path / "out")], capsys)
+    assert code == 0, err
+    assert result["source"]["task"] == "my_ambiguity_task" and result["n_scored"] == 6

@@ -42,7 +42,7 @@ class Toy(Benchmark[ToyOptions, object]):
 
     name = "toy_uncertainty"
     title = "Toy"
-    version = "1"
+    version = "1-A"
     options_type = ToyOptions
     headline_metrics = ("ratio",)
     metric_specs = (

@@ -108,10 +108,11 @@ class AbgCoQA(Benchmark[AbgCoQAOptions, AbgCoQASample]):
     # judge-free number, so a run ranks the same with or without a judge), clarified QA F1
     headline_metrics = ("f1", "bleu4")
     metric_specs = (
-        MetricSpec("precision", "detection: precision of the ambiguous class", CORPUS),
-        MetricSpec("recall", "detection: recall of the ambiguous class", CORPUS),
+        MetricSpec("precision", "detection: precision of the ambiguous class", CORPUS,
+                   plot=True),
+        MetricSpec("recall", "detection: recall of the ambiguous class", CORPUS, plot=True),
         MetricSpec("f1", "detection: F1 of the ambiguous class; clarified_qa: CoQA "
-                   "leave-one-out F1 averaged over (turn, reply) samples", CORPUS),
+                   "leave-one-out F1 averaged over (turn, reply) samples", CORPUS, plot=True),
         MetricSpec("answer_f1", "detection: CoQA F1 of the answer on non-ambiguous turns"),
         *(MetricSpec(name, f"clarification: corpus BLEU-{name[-1]} (sacreBLEU, 0-100) "
                      "against one or two reference questions", CORPUS, scale=100.0)

@@ -57,9 +57,10 @@ class AmbigNQ(Benchmark[AmbigNQOptions, AmbigNQQuestion]):
     # the paper's F1_ans (all) column
     headline_metrics = ("f1_answer_all",)
     metric_specs = (
-        MetricSpec("f1_answer_all", "answer F1 (max over annotations), all questions"),
+        MetricSpec("f1_answer_all", "answer F1 (max over annotations), all questions",
+                   plot=True),
         MetricSpec("f1_answer_multi", "answer F1 on questions every annotator found "
-                   "multi-answer (the official 'multi' subset)"),
+                   "multi-answer (the official 'multi' subset)", plot=True),
         *(MetricSpec(name, f"{name[3:]} of the disambiguated questions, weighted into an "
                      "F1 over answers (multi questions; official script)")
           for name in QUESTION_METRICS),

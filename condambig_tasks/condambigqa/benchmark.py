@@ -154,15 +154,15 @@ class CondAmbigQA(Benchmark[CondAmbigQAOptions, CondAmbigQuestion]):
     headline_metrics = ("combined_score", "balanced_answer", "answer_score", "citation_score")
     metric_specs = (
         MetricSpec("combined_score", "the authors' balanced score of condition, answer, "
-                   "citation and pair count (main setting; Table 2 Combined)", judge=True),
+                   "citation and pair count (main setting; Table 2 Combined)", judge=True, plot=True),
         MetricSpec("balanced_condition", "balanced part clip(condition*F) of the combined "
-                   "score (main setting; Table 2 Condition Score)", judge=True),
+                   "score (main setting; Table 2 Condition Score)", judge=True, plot=True),
         MetricSpec("balanced_answer", "main setting: balanced part clip(answer*F) of the "
                    "combined score (Table 2 Answer Score); closed-book settings: the authors' "
                    "clip(a*(0.6a + 0.4*quantity)), a the mean over every generated answer "
-                   "(unmatched = 0) (Table 3 Closed-book)", judge=True),
+                   "(unmatched = 0) (Table 3 Closed-book)", judge=True, plot=True),
         MetricSpec("balanced_citation", "balanced part clip(citation*boost*F) of the "
-                   "combined score (main setting; Table 2 Citation Score)", judge=True),
+                   "combined score (main setting; Table 2 Citation Score)", judge=True, plot=True),
         MetricSpec("condition_score", "judged condition correctness of the matched pairs "
                    "(settings that generate conditions)", judge=True),
         MetricSpec("answer_score", "judged answer correctness of the matched pairs", judge=True),
@@ -173,11 +173,12 @@ class CondAmbigQA(Benchmark[CondAmbigQAOptions, CondAmbigQuestion]):
         MetricSpec("judge_weighted_rate", "share of successful judgements that were "
                    "probability-weighted (the rest are the parsed integer)", CORPUS,
                    higher_is_better=None, judge=True),
-        MetricSpec("answer_count", "generated pairs per question", higher_is_better=None),
+        MetricSpec("answer_count", "generated pairs per question", higher_is_better=None,
+                   count=True),
         MetricSpec("count_difference", "generated minus gold pairs per question (signed: "
-                   "negative = too few)", higher_is_better=None),
+                   "negative = too few)", higher_is_better=None, count=True),
         MetricSpec("count_error", "|generated - gold| pairs per question (the absolute count "
-                   "error)", higher_is_better=False),
+                   "error)", higher_is_better=False, count=True),
         MetricSpec("parse_rate", "share of outputs that parse into pairs"),
         MetricSpec("out_of_range_citations", "cited entries naming no existing fragment "
                    "(counted as wrong in eq. 1)", SUM, higher_is_better=False),

@@ -111,10 +111,12 @@ class ConditionalQA(Benchmark[ConditionalQAOptions, ConditionalQAItem]):
     # Table 2 (Sun et al., 2022): overall F1 with conditions
     headline_metrics = ("f1_with_conditions",)
     metric_specs = (
-        *(MetricSpec(name, f"{_SCORE_DESCRIPTIONS[name]}, all questions (official 'total')")
+        *(MetricSpec(name, f"{_SCORE_DESCRIPTIONS[name]}, all questions (official 'total')",
+                     plot=True, figure=name)
           for name in SCORE_METRICS),
         *(MetricSpec(f"{breakdown}_{name}",
-                     f"{_SCORE_DESCRIPTIONS[name]}, {_BREAKDOWN_DESCRIPTIONS[breakdown]}")
+                     f"{_SCORE_DESCRIPTIONS[name]}, {_BREAKDOWN_DESCRIPTIONS[breakdown]}",
+                     plot=True, figure=name)
           for breakdown in BREAKDOWNS for name in SCORE_METRICS),
         MetricSpec("parse_rate", "share of raw replies read as answers"),
         MetricSpec("out_of_range_citations", "cited condition numbers not shown to the model "

@@ -183,7 +183,7 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
     headline_metrics = ("f1_recovery",)
     metric_specs = (
         MetricSpec("f1_recovery", "100·(F1(x_r) − F1(x_i)) / (F1(x_c) − F1(x_i)) on the "
-                   "dataset means, percent (headline)", CORPUS, scale=100.0),
+                   "dataset means, percent (headline)", CORPUS, scale=100.0, plot=True),
         MetricSpec("em_recovery", "the same recovery for HotpotQA's normalised exact "
                    "match, percent", CORPUS, scale=100.0),
         MetricSpec("em_raw_recovery", "the same recovery for the authors' raw-string exact "

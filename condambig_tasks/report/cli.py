@@ -54,17 +54,17 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(arguments: argparse.Namespace) -> int:
     from condambig_tasks.report.figures import make_figures
-    from condambig_tasks.report.inputs import ReportInputError, read_inputs
     from condambig_tasks.report.paper import load_paper_data, parse_model_map
     from condambig_tasks.report.sections import build_sections
     from condambig_tasks.report.tables import render_report
+    from condambig_tasks.run_logs import RunLogError, read_results
 
     explicit = parse_model_map(arguments.paper_model)
-    inputs = read_inputs(arguments.inputs)
+    inputs = read_results(arguments.inputs)
     for notice in inputs.notices:
         print(f"{PROG}: {notice}", file=sys.stderr)
     if not inputs.runs:
-        raise ReportInputError("no condambig run in the inputs"
+        raise RunLogError("no condambig run in the inputs"
                                + (f" ({len(inputs.notices)} skipped)" if inputs.notices else "")
                                + "; give lm-eval results or Inspect logs of condambig tasks.")
     data = load_paper_data()

@@ -1,44 +1,48 @@
-"""PNG figures in the spirit of the papers' own, our runs beside the papers' models.
+"""PNG figures in the spirit of the papers' own: our runs beside the papers' models.
 
-- CondAmbigQA: condition / answer / citation / combined per model (Li et al., Table 2 and
-  Fig. 2: the balanced parts and the combined score of the main setting).
-- HotpotQA-FLM: F1 recovery per model, beside the paper's rows of the same split, its
-  Repeater and Human baselines included (Toles et al., Table 1 / Fig. 3).
-- ConditionalQA: EM / F1, with and without conditions, per question type (Sun et al.,
-  Table 2: overall, yes/no, extractive, conditional).
-- Abg-CoQA: ambiguity-detection precision / recall / F1 (Guo et al., Table 3).
-- AmbigNQ: answer F1 on all and on multi-answer questions (Min et al., §6.2).
+Everything a figure shows comes from the benchmark's spec: one figure per benchmark (its
+``title``), one panel per variant that some run has (its task name and description) and,
+within a variant, per ``MetricSpec.figure`` panel name and scale; the groups are the
+variant's active metrics marked ``plot``, the bars are our runs and the paper's models
+(hatched) with a comparable number for them.
 
-Headless: matplotlib's Agg backend, a fixed size (``WIDTH_PX`` × ``HEIGHT_PX``). Paper bars
-are hatched. A benchmark no input has gets no figure (the report says so).
+Headless: matplotlib's Agg backend, a fixed size (``WIDTH_PX`` × ``HEIGHT_PX``). A zero is
+drawn as a bar labelled ``0``, a metric a run does not report as an ``n/a`` slot, so that the
+two never look alike; a benchmark whose runs report no plotted metric gets no figure (the
+report says why).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import textwrap
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from condambig_tasks import registry
 from condambig_tasks.errors import ConfigurationError
+from condambig_tasks.report.scales import axis_label, spec_scale
 from condambig_tasks.report.sections import Section, run_label
-from condambig_tasks.report.variants import same_or_narrower
 
 DPI = 100
 WIDTH_PX, HEIGHT_PX = 1000, 500
 PAPER_HATCH = "//"
+MISSING = "n/a"
+TITLE_WIDTH = 60  # characters per line of a panel title (two lines at most)
 
 
 @dataclass(frozen=True)
 class Bars:
-    """One bar series: a label, one value per group (None: no bar), hatched when a paper's."""
+    """One bar series: a label, one value per group (None: no value), hatched when a
+    paper's; ``ours``: a run's series, whose missing values are shown as such."""
 
     label: str
     values: Sequence[float | None]
     paper: bool = False
-    paper_groups: Sequence[bool] = ()  # per group: hatch this series' bar there
 
-    def hatched(self, group: int) -> bool:
-        return self.paper or (group < len(self.paper_groups) and self.paper_groups[group])
+    @property
+    def ours(self) -> bool:
+        return not self.paper
 
 
 @dataclass(frozen=True)
@@ -63,161 +67,141 @@ def _pyplot():
 
 
 def draw(path: Path, title: str, panels: Sequence[Panel]) -> Path:
-    """Grouped bars, one subplot per panel, saved as a WIDTH_PX × HEIGHT_PX PNG."""
+    """Grouped bars, one subplot per panel, saved as a WIDTH_PX × HEIGHT_PX PNG; one legend
+    entry and one colour per series label across the panels."""
     plt = _pyplot()
     columns = min(len(panels), 2)
     rows = (len(panels) + columns - 1) // columns
     figure, axes = plt.subplots(rows, columns, figsize=(WIDTH_PX / DPI, HEIGHT_PX / DPI),
                                 dpi=DPI, layout="constrained", squeeze=False)
-    colours = plt.get_cmap("tab20").colors
-    labels: dict[str, object] = {}
+    palette = plt.get_cmap("tab20").colors
+    labels = list(dict.fromkeys(s.label for panel in panels for s in panel.series))
+    colours = {label: palette[i % len(palette)] for i, label in enumerate(labels)}
+    handles: dict[str, object] = {}
     for index, panel in enumerate(panels):
         axis = axes[index // columns][index % columns]
-        # per group, the series with a value there share the group's width, centred
-        present_in = [[n for n, series in enumerate(panel.series)
-                       if g < len(series.values) and series.values[g] is not None]
-                      for g in range(len(panel.groups))]
-        width = 0.8 / max([len(p) for p in present_in] + [1])
-        for number, series in enumerate(panel.series):
-            present = [g for g, v in enumerate(series.values) if v is not None]
-            handle = axis.bar([_position(g, present_in[g].index(number), len(present_in[g]),
-                                         width) for g in present],
-                              [series.values[g] for g in present], width,
-                              color=colours[number % len(colours)], edgecolor="black",
-                              linewidth=0.4, label=series.label)
-            for patch, group in zip(handle.patches, present, strict=True):
-                if series.hatched(group):
-                    patch.set_hatch(PAPER_HATCH)
-            labels.setdefault(series.label, handle)
-        crowded = len(panel.groups) > 4
-        axis.set_xticks(range(len(panel.groups)), panel.groups, fontsize=7 if crowded else 8,
-                        rotation=30 if crowded else 0, ha="right" if crowded else "center",
-                        rotation_mode="anchor")
-        axis.set_title(panel.title, fontsize=9)
-        axis.set_ylabel(panel.ylabel, fontsize=8)
-        axis.axhline(0, color="black", linewidth=0.6)
-        axis.grid(axis="y", alpha=0.3)
+        _draw_panel(axis, panel, colours, handles)
     for index in range(len(panels), rows * columns):
         axes[index // columns][index % columns].set_visible(False)
-    figure.suptitle(title + "  (hatched: the paper)", fontsize=10)
-    figure.legend(list(labels.values()), list(labels), loc="outside right upper", fontsize=7)
+    figure.suptitle(f"{title}  (hatched: the paper; {MISSING}: not reported by the run)",
+                    fontsize=10)
+    ordered = [label for label in labels if label in handles]
+    figure.legend([handles[label] for label in ordered], ordered, loc="outside right upper",
+                  fontsize=7)
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=DPI)
     plt.close(figure)
     return path
 
 
-# ---------------------------------------------------------------------- per benchmark
+def _draw_panel(axis, panel: Panel, colours: Mapping[str, object],
+                handles: dict[str, object]) -> None:
+    # per group, the series that have a slot there (a value, or a run's missing value)
+    # share the group's width, centred
+    slots = [[n for n, series in enumerate(panel.series)
+              if series.values[g] is not None or series.ours]
+             for g in range(len(panel.groups))]
+    width = 0.8 / max([len(s) for s in slots] + [1])
+    top = max([abs(v) for s in panel.series for v in s.values if v is not None] + [1e-9])
+    for number, series in enumerate(panel.series):
+        placed = [g for g in range(len(panel.groups)) if number in slots[g]]
+        positions = [_position(g, slots[g].index(number), len(slots[g]), width) for g in placed]
+        heights = [series.values[g] or 0.0 for g in placed]
+        handle = axis.bar(positions, heights, width, color=colours[series.label],
+                          edgecolor="black", linewidth=0.4, label=series.label,
+                          hatch=PAPER_HATCH if series.paper else None)
+        handles.setdefault(series.label, handle)
+        for x, g in zip(positions, placed, strict=True):
+            value = series.values[g]
+            if value is None:
+                axis.text(x, 0, MISSING, ha="center", va="bottom", fontsize=6, rotation=90,
+                          color="dimgray")
+            elif value == 0:
+                axis.text(x, top * 0.01, "0", ha="center", va="bottom", fontsize=6)
+    crowded = len(panel.groups) > 4 or any(len(group) > 14 for group in panel.groups)
+    axis.set_xticks(range(len(panel.groups)), panel.groups, fontsize=7 if crowded else 8,
+                    rotation=20 if crowded else 0, ha="right" if crowded else "center",
+                    rotation_mode="anchor")
+    axis.set_title(panel.title, fontsize=8)
+    axis.set_ylabel(panel.ylabel, fontsize=8)
+    axis.axhline(0, color="black", linewidth=0.6)
+    axis.grid(axis="y", alpha=0.3)
 
 
-def _runs_and_paper(sections: Sequence[Section], paper_task: str, metrics: Sequence[str]):
-    """Our series and the paper's for the sections ``paper_task``'s numbers apply to."""
-    ours, paper_rows = [], {}
-    for section in sections:
-        if not same_or_narrower(section.variant, paper_task):
+# ---------------------------------------------------------------------- from the spec
+
+
+def section_panels(section: Section) -> list[Panel]:
+    """The panels of one variant: its plotted metrics that some run reports, by
+    ``MetricSpec.figure`` and scale; our runs and the paper's comparable numbers."""
+    benchmark = registry.get(section.benchmark)
+    try:
+        options = benchmark.options(dict(section.variant.options), strict=False)
+        active = benchmark.active_metrics(options, judged=True)
+    except ConfigurationError:
+        active = list(benchmark.metric_specs)
+    reported = {name for run in section.runs for name, value in run.metrics.items()
+                if value is not None}
+    panels: dict[tuple[str | None, str], list[str]] = {}  # in the spec's order
+    for spec in active:
+        if spec.plot:
+            metrics = panels.setdefault((spec.figure, spec_scale(spec)), [])
+            metrics += [spec.name] if spec.name in reported else []
+    labels = _run_labels(section)
+    result = []
+    for (name, scale), metrics in panels.items():
+        if not metrics:
             continue
-        suffix = "" if section.variant.task == paper_task else f" [{section.variant.task}]"
-        for run in section.runs:
-            ours.append((run_label(run) + suffix, [run.metrics.get(m) for m in metrics]))
+        ours = [Bars(label, [run.metrics.get(m) for m in metrics])
+                for label, run in zip(labels, section.runs, strict=True)]
+        paper: dict[str, dict[str, float]] = {}
         for entry in section.paper:
-            if entry.task == paper_task and entry.comparable and entry.metric in metrics:
-                paper_rows.setdefault(entry.model, {})[entry.metric] = entry.value
-    paper = [(f"{model} (paper)", [values.get(m) for m in metrics])
-             for model, values in paper_rows.items()]
-    return ours, paper
+            if entry.comparable and entry.metric in metrics:
+                paper.setdefault(entry.model, {}).setdefault(entry.metric, entry.value)
+        series = ours + [Bars(f"{model} (paper)", [values.get(m) for m in metrics], paper=True)
+                         for model, values in paper.items()]
+        heading = f"{section.variant.task}: {section.variant.description}"
+        if name:
+            heading = f"{name} — {heading}"
+        title = textwrap.fill(textwrap.shorten(heading, 2 * TITLE_WIDTH, placeholder=" …"),
+                              TITLE_WIDTH)
+        result.append(Panel(title, metrics, series, axis_label(scale)))
+    return result
 
 
-def _by_metric(title: str, groups: Sequence[str], ours, paper, ylabel: str) -> Panel:
-    """Groups are metrics, one bar per model."""
-    return Panel(title, groups, [Bars(label, values) for label, values in ours]
-                 + [Bars(label, values, paper=True) for label, values in paper], ylabel)
-
-
-def condambigqa_figure(sections: Sequence[Section], path: Path) -> Path | None:
-    metrics = ["balanced_condition", "balanced_answer", "balanced_citation", "combined_score"]
-    ours, paper = _runs_and_paper(sections, "condambigqa", metrics)
-    if not ours:
-        return None
-    models = ours + paper
-    is_paper = [False] * len(ours) + [True] * len(paper)
-    # groups are models, one bar per score (the paper's per-model comparison)
-    series = [Bars(part, [values[i] for _, values in models], paper_groups=is_paper)
-              for i, part in enumerate(("condition", "answer", "citation", "combined"))]
-    return draw(path, "CondAmbigQA", [Panel(
-        "main setting: balanced parts and combined score (Table 2)",
-        [label for label, _ in models], series, "score (0–1)")])
-
-
-def hotpot_flm_figure(sections: Sequence[Section], path: Path) -> Path | None:
-    panels = []
-    for task, name in (("hotpot_flm", "full set"), ("hotpot_flm_test", "test set")):
-        ours, paper = _runs_and_paper(sections, task, ["f1_recovery"])
-        if ours:
-            values = [values[0] for _, values in ours + paper]
-            panels.append(Panel(
-                f"F1 recovery, {name}", [label for label, _ in ours + paper],
-                [Bars("our runs", values[:len(ours)] + [None] * len(paper)),
-                 Bars("the paper (Table 1)", [None] * len(ours) + values[len(ours):],
-                      paper=True)],
-                "F1 recovery (%)"))
-    return draw(path, "HotpotQA-FLM", panels) if panels else None
-
-
-def conditionalqa_figure(sections: Sequence[Section], path: Path) -> Path | None:
-    types = [("", "all"), ("yesno_", "yes/no"), ("extractive_", "extractive"),
-             ("conditional_", "conditional")]
-    panels = []
-    for score, title in (("em", "EM"), ("f1", "F1"), ("em_with_conditions", "EM with conditions"),
-                         ("f1_with_conditions", "F1 with conditions")):
-        metrics = [f"{prefix}{score}" for prefix, _ in types]
-        ours, paper = _runs_and_paper(sections, "conditionalqa", metrics)
-        if ours:
-            panels.append(_by_metric(title, [name for _, name in types], ours, paper,
-                                     f"{title} (0–1)"))
-    return draw(path, "ConditionalQA by question type", panels) if panels else None
-
-
-def abg_coqa_figure(sections: Sequence[Section], path: Path) -> Path | None:
-    ours, paper = _runs_and_paper(sections, "abg_coqa_detection", ["precision", "recall", "f1"])
-    if not ours:
-        return None
-    return draw(path, "Abg-CoQA ambiguity detection", [
-        _by_metric("the ambiguous class", ["precision", "recall", "F1"], ours, paper,
-                   "score (0–1)")])
-
-
-def ambignq_figure(sections: Sequence[Section], path: Path) -> Path | None:
-    ours, paper = _runs_and_paper(sections, "ambignq", ["f1_answer_all", "f1_answer_multi"])
-    if not ours:
-        return None
-    return draw(path, "AmbigNQ answer F1", [
-        _by_metric("F1 ans", ["all questions", "multi-answer questions"], ours, paper,
-                   "F1 (0–1)")])
-
-
-FIGURES: dict[str, tuple[str, Callable[[Sequence[Section], Path], Path | None]]] = {
-    "condambigqa": ("the CondAmbigQA main setting (task condambigqa)", condambigqa_figure),
-    "hotpot_flm": ("HotpotQA-FLM", hotpot_flm_figure),
-    "conditionalqa": ("ConditionalQA", conditionalqa_figure),
-    "ambignq": ("AmbigNQ", ambignq_figure),
-    "abg_coqa": ("Abg-CoQA detection (task abg_coqa_detection)", abg_coqa_figure),
-}
+def _run_labels(section: Section) -> list[str]:
+    """One label per run; runs that would share one (same model and framework) are told
+    apart by their date, else their file."""
+    labels = [run_label(run) for run in section.runs]
+    for label in set(labels):
+        same = [i for i, other in enumerate(labels) if other == label]
+        if len(same) < 2:
+            continue
+        dates = [section.runs[i].created or "" for i in same]
+        tell = dates if len(set(dates)) == len(dates) and all(dates) else \
+            [section.runs[i].source.name for i in same]
+        for i, extra in zip(same, tell, strict=True):
+            labels[i] = f"{label}, {extra}"
+    return labels
 
 
 def make_figures(sections: Sequence[Section], folder: Path) -> tuple[dict[str, Path],
                                                                      dict[str, str]]:
-    """Every figure some input has data for: benchmark -> PNG, and benchmark -> why none
-    (only for benchmarks that are in the inputs)."""
+    """A figure per benchmark in the inputs whose runs report a plotted metric: benchmark
+    -> PNG, and benchmark -> why it has none."""
     made, skipped = {}, {}
-    present = {section.benchmark for section in sections}
-    for benchmark, (needs, build) in FIGURES.items():
-        if benchmark not in present:
-            continue
-        path = build(sections, folder / f"{benchmark}.png")
-        if path is None:
-            skipped[benchmark] = f"no input has {needs}"
+    by_benchmark: dict[str, list[Section]] = {}
+    for section in sections:
+        by_benchmark.setdefault(section.benchmark, []).append(section)
+    for name, benchmark_sections in by_benchmark.items():
+        benchmark = registry.get(name)
+        panels = [panel for section in benchmark_sections for panel in section_panels(section)]
+        if panels:
+            made[name] = draw(folder / f"{name}.png", benchmark.title, panels)
         else:
-            made[benchmark] = path
+            plotted = ", ".join(spec.name for spec in benchmark.metric_specs if spec.plot)
+            skipped[name] = (f"no run reports a metric the {benchmark.title} figure draws "
+                             f"({textwrap.shorten(plotted, 100, placeholder=' …') or 'none'})")
     return made, skipped
 
 

@@ -1,12 +1,15 @@
-"""The papers' published numbers (``paper_numbers.yaml``) and which paper model a run is.
+"""The papers' published numbers and which paper model a run is.
 
-Every number carries its table, section and page, our metric name and the lm-eval task it
-belongs to, already on our metric's scale; ``comparable: false`` marks numbers shown for
+Each benchmark keeps its paper's numbers beside its spec, in
+``condambig_tasks/<benchmark>/paper_numbers.yaml`` (a benchmark without the file has none):
+every number carries its table, section and page, our metric name and the task (variant)
+it belongs to, already on our metric's scale; ``comparable: false`` marks numbers shown for
 context that are not the same quantity as ours.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -14,10 +17,11 @@ from pathlib import Path
 
 import yaml
 
+from condambig_tasks import registry
+from condambig_tasks.benchmark import Benchmark, Variant
 from condambig_tasks.errors import ConfigurationError
-from condambig_tasks.report.variants import Variant, same_or_narrower
 
-DATA_FILE = Path(__file__).with_name("paper_numbers.yaml")
+FILE_NAME = "paper_numbers.yaml"
 NO_PAGE = "page not marked in the text"
 
 
@@ -54,25 +58,51 @@ class PaperData:
     notes: Mapping[str, str]
     aliases: Mapping[str, tuple[str, ...]]  # paper model -> names our runs may carry
 
-    def for_section(self, section: Variant) -> list[PaperEntry]:
+    def for_section(self, benchmark: str, section: Variant) -> list[PaperEntry]:
         """The numbers that apply to runs of one variant, in file order."""
         return [e for e in self.entries
-                if e.benchmark == section.benchmark and same_or_narrower(section, e.task)]
+                if e.benchmark == benchmark and same_or_narrower(benchmark, section, e.task)]
+
+
+def same_or_narrower(benchmark: str, section: Variant, paper_task: str) -> bool:
+    """Whether a paper number recorded for ``paper_task`` applies to runs of ``section``
+    (e.g. Table 2 of CondAmbigQA, recorded for ``condambigqa``, also applies to
+    ``condambigqa_paper``: the same setting, the paper's judge rule)."""
+    if section.task == paper_task:
+        return True
+    try:
+        known = registry.get(benchmark).variant(paper_task)
+    except (ConfigurationError, KeyError):
+        return False
+    return bool(known.options) and known.accepts(section.options)
+
+
+def paper_file(benchmark: Benchmark) -> Path:
+    """Where a benchmark keeps its paper's numbers: beside its spec's module."""
+    return Path(sys.modules[type(benchmark).__module__].__file__).with_name(FILE_NAME)
 
 
 @cache
-def load_paper_data(path: Path = DATA_FILE) -> PaperData:
-    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    entries = tuple(PaperEntry(**{**entry, "page": None if entry.get("page") is None
-                                  else str(entry["page"])}) for entry in raw["entries"])
-    return PaperData(
-        entries=entries,
-        papers={name: str(paper["cite"]) for name, paper in raw["papers"].items()},
-        splits=dict(raw["splits"]), notes={k: " ".join(str(v).split())
-                                           for k, v in raw["notes"].items()},
-        aliases={model: tuple(str(name).lower() for name in names)
-                 for model, names in (raw.get("models") or {}).items()},
-    )
+def load_paper_data() -> PaperData:
+    """Every registered benchmark's paper numbers (those with a file)."""
+    entries: list[PaperEntry] = []
+    papers, splits, notes, aliases = {}, {}, {}, {}
+    for name in registry.available():
+        path = paper_file(registry.get(name))
+        if not path.is_file():
+            continue
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        entries += [PaperEntry(**{**entry, "benchmark": name,
+                                  "page": None if entry.get("page") is None
+                                  else str(entry["page"])}) for entry in raw["entries"]]
+        papers[name] = str(raw["cite"])
+        splits.update(raw.get("splits") or {})
+        notes.update({k: " ".join(str(v).split()) for k, v in (raw.get("notes") or {}).items()})
+        for model, names in (raw.get("models") or {}).items():
+            aliases[model] = tuple(dict.fromkeys(
+                [*aliases.get(model, ()), *(str(n).lower() for n in names)]))
+    return PaperData(entries=tuple(entries), papers=papers, splits=splits, notes=notes,
+                     aliases=aliases)
 
 
 def short_model_name(name: str) -> str:

@@ -1,46 +1,48 @@
-"""The scale of each reported metric, so that a paper's number is converted once (in
-``paper_numbers.yaml``) and every table header says which scale its column is on.
-
-Scores are fractions in [0, 1], except HotpotQA-FLM's recoveries (percent, as Toles et al.
-print them) and Abg-CoQA's corpus BLEU (0-100, sacreBLEU's scale); SUM metrics and the
-CondAmbigQA pair counts are counts.
+"""The scale of each reported metric, from its spec, so that a paper's number is converted
+once (in the benchmark's ``paper_numbers.yaml``) and every table header says which scale
+its column is on: ``count`` (SUM metrics and ``MetricSpec.count``), ``percent`` (a spec
+``scale`` of 100) or ``fraction`` (a score in [0, 1]).
 """
 
 from __future__ import annotations
 
-from condambig_tasks.benchmark import SUM
+from condambig_tasks import registry
+from condambig_tasks.benchmark import SUM, MetricSpec
+from condambig_tasks.errors import ConfigurationError
 
 FRACTION = "fraction"
 PERCENT = "percent"
 COUNT = "count"
 SCALES = (FRACTION, PERCENT, COUNT)
 
-# per-question means of counts (MEAN metrics that are not scores)
-_MEAN_COUNTS = {"condambigqa": {"answer_count", "count_difference", "count_error"}}
-
 _HEADER = {FRACTION: "0–1", PERCENT: "%", COUNT: "count"}
 _DECIMALS = {FRACTION: 4, PERCENT: 2, COUNT: 2}
+_AXIS = {FRACTION: "score (0–1)", PERCENT: "percent", COUNT: "count"}
 
 
-def metric_scale(benchmark: str, metric: str) -> str:
-    """``fraction``, ``percent`` (the spec's scale is 100) or ``count`` (SUM metrics and
-    per-question counts) for one of our metrics."""
-    if metric in _MEAN_COUNTS.get(benchmark, ()):
-        return COUNT
-    try:
-        from condambig_tasks import registry
-
-        spec = registry.get(benchmark).metric_spec(metric)
-    except Exception:  # an unknown benchmark or metric: treated as a score
-        return FRACTION
-    if spec.aggregation == SUM:
+def spec_scale(spec: MetricSpec) -> str:
+    if spec.count or spec.aggregation == SUM:
         return COUNT
     return PERCENT if spec.scale == 100 else FRACTION
 
 
+def metric_scale(benchmark: str, metric: str) -> str:
+    """The scale of one of our metrics (a score, ``fraction``, for one the spec lacks)."""
+    try:
+        spec = registry.get(benchmark).metric_spec(metric)
+    except (ConfigurationError, KeyError):
+        return FRACTION
+    return spec_scale(spec)
+
+
 def header(benchmark: str, metric: str) -> str:
-    """A column title naming the scale: ``f1_recovery (%)``, ``f1_response (0–1)``."""
+    """A column title naming the scale: ``<metric> (%)``, ``<metric> (0–1)``, ``<metric> (count)``."""
     return f"{metric} ({_HEADER[metric_scale(benchmark, metric)]})"
+
+
+def axis_label(scale: str) -> str:
+    """A figure's y-axis title for values on ``scale``."""
+    return _AXIS[scale]
 
 
 def format_value(value: float | None, benchmark: str, metric: str, *,
@@ -53,5 +55,3 @@ def format_value(value: float | None, benchmark: str, metric: str, *,
     if scale == COUNT and float(value).is_integer() and not signed:
         return str(int(value))
     return f"{value:+.{_DECIMALS[scale]}f}" if signed else f"{value:.{_DECIMALS[scale]}f}"
-
-

@@ -7,21 +7,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from condambig_tasks import registry
-from condambig_tasks.report.inputs import Run
+from condambig_tasks.benchmark import Variant
 from condambig_tasks.report.paper import PaperData, PaperEntry, paper_model_for
-from condambig_tasks.report.variants import Variant
+from condambig_tasks.run_logs import CLI, INSPECT, LM_EVAL, RunResult
+
+# how the report names the framework a run came from
+FRAMEWORK_LABELS = {LM_EVAL: "lm-eval", INSPECT: "Inspect", CLI: "condambig-score"}
 
 
 @dataclass
 class Section:
+    benchmark: str
     variant: Variant
-    runs: list[Run] = field(default_factory=list)
+    runs: list[RunResult] = field(default_factory=list)
     paper: list[PaperEntry] = field(default_factory=list)
     matched: list[str | None] = field(default_factory=list)  # per run: its paper model
-
-    @property
-    def benchmark(self) -> str:
-        return self.variant.benchmark
 
     def paper_value(self, model: str | None, metric: str) -> PaperEntry | None:
         """The comparable paper number of ``model`` for ``metric`` (first in file order)."""
@@ -33,37 +33,40 @@ class Section:
     def metrics(self) -> list[str]:
         """Every metric some run reports, in the benchmark's spec order (others after)."""
         present = {name for run in self.runs for name in run.metrics}
-        try:
-            bench = registry.get(self.benchmark)
-            order = [spec.name for spec in bench.metric_specs]
-        except Exception:  # a benchmark registered when the runs were made, not now
-            order = []
+        order = [spec.name for spec in registry.get(self.benchmark).metric_specs]
         ordered = [name for name in order if name in present]
         rest = [name for run in self.runs for name in run.metrics
                 if name in present and name not in ordered]
         return ordered + list(dict.fromkeys(rest))
 
 
-def build_sections(runs: Sequence[Run], data: PaperData,
+def build_sections(runs: Sequence[RunResult], data: PaperData,
                    explicit: Mapping[str, Sequence[str]]) -> list[Section]:
-    """One section per variant, benchmarks in registry order, variants by name."""
-    by_task: dict[str, Section] = {}
+    """One section per variant, benchmarks in registry order, variants in spec order."""
+    by_task: dict[tuple[str, str], Section] = {}
     for run in runs:
-        section = by_task.setdefault(run.variant.task, Section(run.variant))
+        section = by_task.setdefault((run.benchmark, run.variant.task),
+                                     Section(run.benchmark, run.variant))
         section.runs.append(run)
     benchmarks = list(registry.available())
     ordered = sorted(by_task.values(), key=lambda s: (
-        benchmarks.index(s.benchmark) if s.benchmark in benchmarks else len(benchmarks),
+        benchmarks.index(s.benchmark),
+        registry.get(s.benchmark).variants.index(s.variant)
+        if s.variant in registry.get(s.benchmark).variants else len(benchmarks),
         s.variant.task))
     for section in ordered:
-        section.paper = data.for_section(section.variant)
+        section.paper = data.for_section(section.benchmark, section.variant)
         models = [entry.model for entry in section.paper]
         section.matched = [paper_model_for(run.model, models, data, explicit)
                            for run in section.runs]
     return ordered
 
 
-def run_label(run: Run) -> str:
+def framework_label(run: RunResult) -> str:
+    return FRAMEWORK_LABELS.get(run.framework, run.framework)
+
+
+def run_label(run: RunResult) -> str:
     """A short label for a run in a figure: the model's last path part and the front end."""
     name = run.model.strip().rstrip("/").split("/")[-1] or run.model
-    return f"{name} ({run.front_end})"
+    return f"{name} ({framework_label(run)})"

@@ -13,15 +13,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from condambig_tasks import registry
-from condambig_tasks.report.inputs import Inputs
 from condambig_tasks.report.paper import PaperData, PaperEntry
 from condambig_tasks.report.scales import FRACTION, PERCENT, format_value, header, metric_scale
-from condambig_tasks.report.sections import Section
+from condambig_tasks.report.sections import Section, framework_label
+from condambig_tasks.run_logs import RunResults
 
 NOT_SAME = "*"
 
 
-def render_report(inputs: Inputs, sections: Sequence[Section], data: PaperData,
+def render_report(inputs: RunResults, sections: Sequence[Section], data: PaperData,
                   figures: Mapping[str, Path], skipped_figures: Mapping[str, str],
                   report_dir: Path, title: str = "condambig report") -> str:
     """The whole report; ``figures`` maps a benchmark to its PNG, ``skipped_figures`` to
@@ -32,7 +32,7 @@ def render_report(inputs: Inputs, sections: Sequence[Section], data: PaperData,
              f"{len(runs)} runs of {len(models)} models on {len(sections)} tasks. "
              "Δ = ours − paper, on the scale named in each column header; ± is the standard "
              "error the framework reports (lm-eval gives none for these tasks' aggregations). "
-             "Paper numbers come from `condambig_tasks/report/paper_numbers.yaml`, each with its "
+             "Paper numbers come from `condambig_tasks/<benchmark>/paper_numbers.yaml`, each with its "
              "table, section and page (where the papers' text marks one).", ""]
     by_benchmark: dict[str, list[Section]] = {}
     for section in sections:
@@ -40,7 +40,7 @@ def render_report(inputs: Inputs, sections: Sequence[Section], data: PaperData,
     for benchmark, benchmark_sections in by_benchmark.items():
         lines += _benchmark_block(benchmark, benchmark_sections, data, figures,
                                   skipped_figures, report_dir)
-    absent = [_title(name) for name in registry.BENCHMARKS if name not in by_benchmark]
+    absent = [_title(name) for name in registry.available() if name not in by_benchmark]
     if absent:
         lines += ["## Not in the inputs", "",
                   f"No input has {', '.join(absent)}: no table and no figure for "
@@ -96,7 +96,7 @@ def comparison_table(section: Section) -> list[str]:
             entry = section.paper_value(paper_model, metric)
             ours = run.metrics.get(metric)
             delta = ours - entry.value if entry is not None and ours is not None else None
-            row = [run.model, run.front_end, _count(run.n), paper_model or "—",
+            row = [run.model, framework_label(run), _count(run.n), paper_model or "—",
                    header(section.benchmark, metric), format_value(ours, section.benchmark, metric)]
             if with_stderr:
                 row.append(format_value(run.stderr.get(metric), section.benchmark, metric))
@@ -137,7 +137,7 @@ def all_metrics_table(section: Section) -> list[str]:
             if stderr is not None:
                 text += f" ± {format_value(stderr, section.benchmark, metric)}"
             cells.append(text)
-        rows.append([run.model, run.front_end, _count(run.n), *cells])
+        rows.append([run.model, framework_label(run), _count(run.n), *cells])
     return _table(columns, rows)
 
 
@@ -167,7 +167,7 @@ def _sources(sections: Sequence[Section]) -> list[str]:
         for run in section.runs:
             options = ", ".join(f"{k}={v}" for k, v in sorted(run.options.items())
                                 if v is not None)
-            rows.append([run.model, run.front_end, f"`{section.variant.task}`", _count(run.n),
+            rows.append([run.model, framework_label(run), f"`{run.task}`", _count(run.n),
                          options or "—", run.judge or "—", str(run.source)])
     return ["## Sources", "", *_table(columns, rows), ""]
 
