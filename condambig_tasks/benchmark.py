@@ -104,7 +104,7 @@ class Variant:
 
     The name is the lm-eval task name, the Inspect dataset name and the report's section;
     every front end takes its variants from here (lm-eval's task files, the report's mapping
-    from a task name to its benchmark, the listing and register entries).
+    from a task name to its benchmark, the register entries).
     """
 
     task: str
