@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
+from condambig_tasks.assets import ExternalAsset
 from condambig_tasks.options import parse_options
 
 if TYPE_CHECKING:
@@ -111,7 +112,7 @@ class Variant:
 
     The name is the lm-eval task name, the Inspect dataset name and the report's section;
     every front end takes its variants from here (lm-eval's task files, the report's mapping
-    from a task name to its benchmark, the listing and register entries).
+    from a task name to its benchmark, the register entries).
     """
 
     task: str
@@ -131,6 +132,47 @@ class Variant:
 
 def _same_value(left: Any, right: Any) -> bool:
     return str(getattr(left, "value", left)) == str(getattr(right, "value", right))
+
+
+_ARXIV_ID = re.compile(r"\d{4}\.\d{4,5}")
+
+
+@dataclass(frozen=True)
+class Paper:
+    """The paper a benchmark reimplements, as register entries and the report cite it."""
+
+    title: str
+    authors: tuple[str, ...]
+    year: int
+    # where it appeared, short as cited ("ACL 2022"); None: a preprint, cited by its arXiv id
+    venue: str | None = None
+    arxiv: str | None = None  # the arXiv id ("2502.01523") when the paper is on arXiv
+    url: str | None = None  # its page when not the arXiv abstract (e.g. the ACL Anthology)
+
+    def __post_init__(self) -> None:
+        if self.arxiv is not None and not _ARXIV_ID.fullmatch(self.arxiv):
+            raise ValueError(f"{self.title}: an arXiv id is NNNN.NNNNN, got {self.arxiv!r}")
+        if not self.authors or (self.venue is None and self.arxiv is None) or \
+                (self.url is None and self.arxiv is None):
+            raise ValueError(f"{self.title}: name the authors, and a venue or arXiv id and "
+                             "a url or arXiv id")
+
+    @property
+    def arxiv_url(self) -> str | None:
+        return None if self.arxiv is None else f"https://arxiv.org/abs/{self.arxiv}"
+
+    @property
+    def link(self) -> str:
+        """The paper's page: its own url, else its arXiv abstract."""
+        return self.url or str(self.arxiv_url)
+
+    @property
+    def cite(self) -> str:
+        """``Li et al. (2025), <title>, arXiv:2502.01523`` (the venue when it has one)."""
+        surnames = [author.split()[-1] for author in self.authors]
+        who = surnames[0] if len(surnames) == 1 else " and ".join(surnames) \
+            if len(surnames) == 2 else f"{surnames[0]} et al."
+        return f"{who} ({self.year}), {self.title}, {self.venue or f'arXiv:{self.arxiv}'}"
 
 
 @dataclass(frozen=True)
@@ -176,6 +218,16 @@ class Benchmark(Generic[Options, Item]):
 
     name: ClassVar[str]
     title: ClassVar[str]
+    # what a catalogue lists: the paper (None for a benchmark of no paper), a paragraph on
+    # the task, topic tags, the inspect_evals group (``inspect_evals.metadata.Group``), the
+    # upstream sources read (declared by the loaders beside their pins) and whether a run
+    # needs the internet besides fetching those sources (inspect_evals' requires.internet)
+    paper: ClassVar[Paper | None] = None
+    description: ClassVar[str] = ""
+    tags: ClassVar[tuple[str, ...]] = ()
+    category: ClassVar[str | None] = None
+    assets: ClassVar[tuple[ExternalAsset, ...]] = ()
+    requires_internet: ClassVar[bool] = False
     version: ClassVar[str]  # N-X (TaskVersion)
     options_type: ClassVar[type]
     metric_specs: ClassVar[tuple[MetricSpec, ...]]

@@ -5,9 +5,9 @@ inspect_evals lists evaluations hosted elsewhere as register entries,
 (inspect-evals 0.26.0): one task per entry (its issue #1645), each with the path of its
 ``@task`` file in the upstream repository and, optionally, an ``evaluation_report`` of
 runs. Everything here is read from the code: the Inspect tasks as Inspect lists them
-(name, file; docstring and defaults from the function), the benchmark (title, version) from
-:mod:`condambig_tasks.registry`, and the paper, description, tags and split sizes from the
-benchmark's catalogue listing ``condambig_tasks/<benchmark>/eval.yaml``.
+(name, file; docstring and defaults from the function) and, from the benchmark's spec in
+:mod:`condambig_tasks.registry`, its title, paper, description, tags, version, whether it
+needs the internet and the size of the split the task runs on (``expected_size``).
 
     condambig-register --repository-url https://github.com/OWNER/condambig \\
         --commit <40-hex sha> --out register/ [logs/*.eval ...]
@@ -18,6 +18,7 @@ Exit code 0, or 2 with one ``condambig-register: ...`` line for input it cannot 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import inspect
 import math
 import os
@@ -32,13 +33,13 @@ from urllib.parse import urlparse
 import yaml
 
 from condambig_tasks import registry
+from condambig_tasks.benchmark import Benchmark
 from condambig_tasks.errors import TRACEBACK_VARIABLE, CondambigError
 
 PROG = "condambig-register"
 INSPECT_PREFIX = "condambig/"
 # the repository folder installed as the ``condambig`` package ([tool.setuptools] package-dir)
 INSPECT_SOURCE_DIR = "inspect_tasks"
-LISTING_NAME = "eval.yaml"
 ENTRY_FILE = "eval.yaml"
 LOG_SUFFIXES = (".eval", ".json")
 _COMMIT = re.compile(r"[0-9a-f]{40}")
@@ -82,27 +83,17 @@ def inspect_tasks() -> list[InspectTask]:
     return sorted(found, key=lambda task: task.name)
 
 
-def read_listing(benchmark: str) -> dict[str, Any]:
-    """The benchmark's catalogue listing (kept equal to the code by tests/test_listing.py)."""
-    from importlib.resources import files
-
-    module = registry.available()[benchmark].partition(":")[0]
-    package = module.rsplit(".", 1)[0]
-    source = files(package) / LISTING_NAME
-    if not source.is_file():
-        raise RegisterError(f"benchmark {benchmark!r} has no {LISTING_NAME} listing in "
-                            f"{package}; write one (see docs/adding-a-benchmark.md).")
-    return yaml.safe_load(source.read_text(encoding="utf-8"))
-
-
-def listed_task(listing: Mapping[str, Any], task: InspectTask) -> Mapping[str, Any] | None:
-    """The listing's task that ``inspect eval condambig/<task>`` runs with no ``-T``."""
-    for entry in listing.get("tasks") or []:
-        arguments = entry.get("inspect_args") or {}
-        if entry.get("inspect") == INSPECT_PREFIX + task.name and all(
-                task.defaults.get(key) == value for key, value in arguments.items()):
-            return entry
-    return None
+def task_options(benchmark: Benchmark, task: InspectTask) -> Any:
+    """The options ``inspect eval condambig/<task>`` runs with no ``-T``: the function's
+    defaults for the benchmark's options over those the variant of that name fixes."""
+    fields = {field.name for field in dataclasses.fields(benchmark.options_type)}
+    try:
+        fixed = dict(benchmark.variant(task.name).options)
+    except KeyError:  # a task taking its variant as a parameter (abg_coqa -T subtask=...)
+        fixed = {}
+    defaults = {key: value for key, value in task.defaults.items()
+                if key in fields and value is not None}
+    return benchmark.options({**fixed, **defaults})
 
 
 def one_line(text: str) -> str:
@@ -113,29 +104,32 @@ def build_entry(task: InspectTask, repository_url: str, commit: str,
                 contributors: Sequence[str], maintainers: Sequence[str]) -> dict[str, Any]:
     """The register entry of one Inspect task (the fields of ``ExternalEvalMetadata``)."""
     benchmark = registry.get(task.benchmark)
-    listing = read_listing(task.benchmark)
+    paper = benchmark.paper
     variant = task.name.removeprefix(task.benchmark).strip("_").replace("_", " ")
-    description = one_line(listing["description"])
+    title = benchmark.title if paper is None else paper.title \
+        if benchmark.title in paper.title else f"{benchmark.title} ({paper.title})"
+    description = one_line(benchmark.description)
     if variant:
         description += f" This task: {task.summary}"
-    listed = listed_task(listing, task)
     source: dict[str, Any] = {"repository_url": repository_url, "repository_commit": commit}
     if maintainers:
         source["maintainers"] = list(maintainers)
     entry: dict[str, Any] = {
-        "full_title": one_line(listing["title"]) + (f" ({variant})" if variant else ""),
+        "full_title": title + (f" ({variant})" if variant else ""),
         "common_title": benchmark.title + (f" {variant}" if variant else ""),
-        "paper_title": one_line(listing["paper"]["title"]),
-        "description": description,
-        "contributors": list(contributors),
-        "tasks": [{"name": task.name, "task_path": task.task_path}],
     }
-    if listed and listed.get("dataset_samples"):
-        entry["tasks"][0]["dataset_samples"] = int(listed["dataset_samples"])
-    if listing.get("arxiv"):
-        entry["arxiv"] = str(listing["arxiv"])
-    if listing.get("tags"):
-        entry["tags"] = list(listing["tags"])
+    if paper is not None:
+        entry["paper_title"] = paper.title
+    entry |= {"description": description, "contributors": list(contributors),
+              "tasks": [{"name": task.name, "task_path": task.task_path}]}
+    samples = benchmark.expected_size(task_options(benchmark, task))
+    if samples:
+        entry["tasks"][0]["dataset_samples"] = samples
+    if paper is not None and paper.arxiv_url:
+        entry["arxiv"] = paper.arxiv_url
+    if benchmark.tags:
+        entry["tags"] = list(benchmark.tags)
+    entry["metadata"] = {"requires": {"internet": benchmark.requires_internet}}
     entry["source"] = source
     return entry
 

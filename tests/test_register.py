@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from condambig_tasks import registry
-from condambig_tasks.register import INSPECT_SOURCE_DIR, inspect_tasks
+from condambig_tasks.register import INSPECT_SOURCE_DIR, inspect_tasks, task_options
 from tests.conftest import REPO_ROOT, executable, subprocess_env
 
 metadata = pytest.importorskip(
@@ -26,10 +26,10 @@ metadata = pytest.importorskip(
 
 REPOSITORY = "https://github.com/example-owner/condambig"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
-# the papers' texts, in the shared folder beside the checkout (or beside its worktree folder)
-SEEDS = next((folder for folder in (REPO_ROOT.parent / "shared" / "seeds",
-                                    REPO_ROOT.parents[1] / "shared" / "seeds")
-              if folder.is_dir()), REPO_ROOT.parent / "shared" / "seeds")
+# the arXiv ids of the papers as cited: the abstract pages of Li et al., Toles et al. and
+# Sun et al., and AmbigQA's as Toles et al. cite it; Abg-CoQA (AKBC 2021) has none
+ARXIV_IDS = {"condambigqa": "2502.01523", "hotpot_flm": "2310.11571",
+             "conditionalqa": "2110.06884", "ambignq": "2004.10645"}
 
 
 def command() -> list[str]:
@@ -102,11 +102,22 @@ def test_one_valid_entry_per_inspect_task(tmp_path):
         assert entry.source.repository_commit == COMMIT
         assert entry.source.maintainers == ["example-owner"]
         assert entry.contributors == ["example-owner"]
-        assert entry.common_title.startswith(registry.get(tasks[name].benchmark).title)
+        benchmark = registry.get(tasks[name].benchmark)
+        assert entry.common_title.startswith(benchmark.title)
+        assert benchmark.title in entry.full_title and benchmark.paper.title in entry.full_title
+        assert entry.paper_title == benchmark.paper.title
         assert "\n" not in entry.description
+        assert entry.description.startswith(" ".join(benchmark.description.split()))
+        assert entry.tags == list(benchmark.tags)
+        assert entry.runtime_metadata.requires.internet is benchmark.requires_internet
+        assert task.dataset_samples == benchmark.expected_size(
+            task_options(benchmark, tasks[name]))
         assert entry.evaluation_report is None
     assert entries["abg_coqa_detection"].tasks[0].dataset_samples == 1055
+    assert entries["abg_coqa"].tasks[0].dataset_samples == 1055  # -T subtask=detection
+    assert entries["abg_coqa_clarified_qa"].tasks[0].dataset_samples is None
     assert entries["ambignq"].tasks[0].dataset_samples == 2002
+    assert entries["conditionalqa"].tasks[0].dataset_samples == 285
 
 
 def test_task_paths_follow_the_package_layout():
@@ -115,20 +126,15 @@ def test_task_paths_follow_the_package_layout():
     assert config["tool"]["setuptools"]["package-dir"]["condambig"] == INSPECT_SOURCE_DIR
 
 
-def test_arxiv_ids_are_the_papers_the_listings_cite(tmp_path):
-    """An entry's arXiv link is its listing's paper when that paper is on arXiv (checked
-    against the arXiv abstract pages of Li et al., Sun et al. and Toles et al.), and the
-    AmbigQA paper's id is the one Toles et al. cite."""
-    import yaml
-
+def test_arxiv_links_are_the_papers_as_cited(tmp_path):
     assert register(tmp_path / "register", cwd=tmp_path).returncode == 0
     entries = load_entries(tmp_path / "register")
-    for benchmark in ("condambigqa", "conditionalqa", "hotpot_flm"):
-        listing = yaml.safe_load((REPO_ROOT / "condambig_tasks" / benchmark / "eval.yaml")
-                                 .read_text())
-        assert str(entries[benchmark].arxiv).rstrip("/") == listing["paper"]["url"]
-    assert str(entries["ambignq"].arxiv).endswith("/2004.10645")
-    assert all(entries[name].arxiv is None for name in entries if name.startswith("abg_coqa"))
+    tasks = {task.name: task.benchmark for task in inspect_tasks()}
+    for name, entry in entries.items():
+        arxiv = ARXIV_IDS.get(tasks[name])
+        assert (str(entry.arxiv) if entry.arxiv else None) == \
+            (arxiv and f"https://arxiv.org/abs/{arxiv}"), name
+    assert {tasks[name] for name in entries} >= set(ARXIV_IDS) | {"abg_coqa"}
 
 
 def test_logs_give_an_evaluation_report_of_the_headline(tmp_path):

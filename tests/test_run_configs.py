@@ -23,7 +23,7 @@ import yaml
 from condambig_tasks import registry
 from tests.conftest import FIXTURE_DATA, REPO_ROOT, executable, subprocess_env
 from tests.support.judge_server import JudgeServer
-from tests.test_listing import recorded_inspect_tasks  # noqa: F401  (fixture)
+from tests.test_catalogue import recorded_inspect_tasks  # noqa: F401  (fixture)
 
 RUN_CONFIGS = REPO_ROOT / "run_configs" / "inspect"
 CONFIG_FILES = sorted(RUN_CONFIGS.glob("*.yaml"))

@@ -19,6 +19,7 @@ from condambig_metrics.abg_coqa import bleu_from_statistics, bleu_statistics
 from condambig_tasks import settings
 from condambig_tasks.abg_coqa.judge import JUDGE_METRICS, clarification_request, judgement_values
 from condambig_tasks.abg_coqa.loader import (
+    ASSET,
     SPLITS,
     AbgCoQADataConfig,
     load_turns,
@@ -43,6 +44,7 @@ from condambig_tasks.benchmark import (
     SUM,
     Benchmark,
     MetricSpec,
+    Paper,
     Runtime,
     ScoredSample,
     Variant,
@@ -58,6 +60,13 @@ if TYPE_CHECKING:
 MAX_TOKENS = 128
 DEFAULT_SUBTASK = "detection"
 DEFAULT_SPLIT = "test"
+# items per (split, subtask) of the upstream files: every turn (detection), the ambiguous
+# turns (clarification), one per (ambiguous turn, reply) (clarified_qa); test's clarified_qa
+# and train's are not counted
+SPLIT_SIZES = {
+    ("test", "detection"): 1055, ("test", "clarification"): 123,
+    ("val", "detection"): 1092, ("val", "clarification"): 130, ("val", "clarified_qa"): 266,
+}
 
 SUBTASK_METRICS: dict[str, tuple[str, ...]] = {
     "detection": (*DETECTION_METRICS, "answer_f1", "parse_rate", "outputs_truncated"),
@@ -85,6 +94,17 @@ class AbgCoQAOptions:
 class AbgCoQA(Benchmark[AbgCoQAOptions, AbgCoQASample]):
     name = "abg_coqa"
     title = "Abg-CoQA"
+    # published at AKBC 2021; the paper text names no arXiv version
+    paper = Paper("Abg-CoQA: Clarifying Ambiguity in Conversational Question Answering",
+                  ("Meiqi Guo", "Mingda Zhang", "Siva Reddy", "Malihe Alikhani"), 2021,
+                  venue="AKBC 2021", url="https://www.akbc.ws/2021/papers/SlDZ1o8FsJU")
+    description = (
+        "CoQA conversations in which some questions are ambiguous. Three tasks: detect the "
+        "ambiguous turns (answering the others), ask a clarification question on the "
+        "ambiguous ones, and answer once the user's reply to the clarification is known.")
+    tags = ("ambiguity", "clarification-questions", "conversational-qa")
+    category = "Reasoning"
+    assets = (ASSET,)
     version = "2-B"
     variants = (
         Variant("abg_coqa_detection", "is the question ambiguous: yes / no (class F1)",
@@ -142,6 +162,9 @@ class AbgCoQA(Benchmark[AbgCoQAOptions, AbgCoQASample]):
                 "Inspect -T split=val, "
                 "condambig-score --split val", error.upstream) from None
         return build_samples(turns, options.subtask)
+
+    def expected_size(self, options: AbgCoQAOptions) -> int | None:
+        return SPLIT_SIZES.get((options.split, options.subtask))
 
     def load_file(self, path: Path, options: AbgCoQAOptions) -> list[AbgCoQASample]:
         return build_samples(parse_file(read_json(path), str(path)), options.subtask)

@@ -17,6 +17,7 @@ from condambig_tasks.abg_coqa.records import (
     ClarificationTurn,
     DialogueTurn,
 )
+from condambig_tasks.assets import DIRECT_URL, AssetFile, ExternalAsset
 from condambig_tasks.data import CorruptDataError, fetch_pinned, local_files, read_json
 
 BENCHMARK = "Abg-CoQA"
@@ -49,6 +50,14 @@ class AbgCoQADataConfig:
     @property
     def file_name(self) -> str:
         return f"coqa_abg_{self.split}.json"
+
+
+ASSET = ExternalAsset(
+    DIRECT_URL, UPSTREAM_BASE, "download_and_verify",
+    "The authors' files on the main branch: each download is checked against its sha256 "
+    "where one is recorded (val).",
+    files=tuple(AssetFile(FOLDER, AbgCoQADataConfig(split).file_name, UPSTREAM_SHA256[split])
+                for split in SPLITS))
 
 
 def _turn(raw: Mapping[str, Any]) -> DialogueTurn:

@@ -14,6 +14,7 @@ from typing import Any
 
 from condambig_metrics.ambignq import QUESTION_METRICS, prepare_question_metrics, score_question
 from condambig_tasks.ambignq.loader import (
+    ASSET,
     HUB_REVISION,
     annotations_to_json,
     load_questions,
@@ -23,11 +24,12 @@ from condambig_tasks.ambignq.loader import (
 from condambig_tasks.ambignq.parser import parse_reply
 from condambig_tasks.ambignq.prompts import build_prompt
 from condambig_tasks.ambignq.records import AmbigNQQuestion, PredictedPair, SingleAnswer
-from condambig_tasks.benchmark import SUM, Benchmark, MetricSpec, ScoredSample, Variant
+from condambig_tasks.benchmark import SUM, Benchmark, MetricSpec, Paper, ScoredSample, Variant
 from condambig_tasks.data import read_json
 from condambig_tasks.errors import PredictionFileError
 
 MAX_TOKENS = 512
+DEV_LIGHT_SIZE = 2002  # questions of the light development set (dev_light.json)
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,19 @@ class OfficialPrediction:
 class AmbigNQ(Benchmark[AmbigNQOptions, AmbigNQQuestion]):
     name = "ambignq"
     title = "AmbigNQ"
+    # the arXiv id as Toles et al. cite it
+    paper = Paper("AmbigQA: Answering Ambiguous Open-domain Questions",
+                  ("Sewon Min", "Julian Michael", "Hannaneh Hajishirzi", "Luke Zettlemoyer"),
+                  2020, venue="EMNLP 2020", arxiv="2004.10645",
+                  url="https://aclanthology.org/2020.emnlp-main.466/")
+    description = (
+        "Closed-book AmbigNQ: for each NQ-open question the model lists every plausible "
+        "answer, each with a minimally edited disambiguated question. Scored as the official "
+        "ambigqa_evaluate_script.py (answer F1 on all and on multi-answer questions, BLEU and "
+        "EDIT-F1 of the disambiguated questions).")
+    tags = ("ambiguity", "open-domain-qa", "question-rewriting", "closed-book")
+    category = "Knowledge"
+    assets = (ASSET,)
     version = "2-B"
     variants = (Variant("ambignq", "every plausible answer of an ambiguous question"),)
     options_type = AmbigNQOptions
@@ -74,6 +89,9 @@ class AmbigNQ(Benchmark[AmbigNQOptions, AmbigNQQuestion]):
 
         prepare_question_metrics()
         return load_questions(AmbigNQDataConfig(hub_revision=options.hub_revision))
+
+    def expected_size(self, options: AmbigNQOptions) -> int:
+        return DEV_LIGHT_SIZE
 
     def load_file(self, path: Path, options: AmbigNQOptions) -> list[AmbigNQQuestion]:
         prepare_question_metrics()

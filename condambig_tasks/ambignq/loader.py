@@ -19,6 +19,7 @@ from condambig_tasks.ambignq.records import (
     MultipleQAs,
     SingleAnswer,
 )
+from condambig_tasks.assets import HUGGINGFACE, AssetFile, ExternalAsset
 from condambig_tasks.data import (
     CorruptDataError,
     load_hub_dataset,
@@ -35,6 +36,14 @@ HUB_SPLIT = "validation"
 # Not recorded: this project was built without access to the Hugging Face hub. Pin a commit
 # with the task option `hub_revision` (lm-eval --metadata / Inspect -T) for reproducible runs.
 HUB_REVISION: str | None = None
+ASSET = ExternalAsset(
+    HUGGINGFACE, HUB_REPOSITORY, "load_dataset",
+    "No commit recorded: pin one with the hub_revision option. A local copy of the original "
+    "release's dev_light.json (nlp.cs.washington.edu/ambigqa) is read first; its sha256 is "
+    "the one given here.",
+    files=(AssetFile(FOLDER, FILE_NAME,
+                     "425c259bd6b28a2ea35894b9cea0192a3117c32bdcf6e5549ef66b31218eeb28"),),
+    revision=HUB_REVISION, config=HUB_CONFIG, split=HUB_SPLIT)
 
 
 @dataclass(frozen=True)

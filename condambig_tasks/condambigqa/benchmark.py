@@ -21,12 +21,13 @@ from condambig_tasks.benchmark import (
     SUM,
     Benchmark,
     MetricSpec,
+    Paper,
     Runtime,
     ScoredSample,
     Variant,
     json_safe,
 )
-from condambig_tasks.condambigqa.loader import Release, load_questions
+from condambig_tasks.condambigqa.loader import ASSETS, Release, load_questions
 from condambig_tasks.condambigqa.parser import parse_response
 from condambig_tasks.condambigqa.prompts import PromptOptions, build_prompt
 from condambig_tasks.condambigqa.records import CondAmbigQuestion, Setting
@@ -125,6 +126,19 @@ class CondAmbigQA(Benchmark[CondAmbigQAOptions, CondAmbigQuestion]):
 
     name = "condambigqa"
     title = "CondAmbigQA"
+    paper = Paper("CondAmbigQA: A Benchmark and Dataset for Conditional Ambiguous Question "
+                  "Answering", ("Zongxi Li", "Yang Li", "Haoran Xie", "S. Joe Qin"), 2025,
+                  arxiv="2502.01523")
+    description = (
+        "Ambiguous questions from AmbigNQ, each with 20 retrieved Wikipedia fragments: the "
+        "model lists up to five conditions (interpretations), the answer under each and the "
+        "fragments that support it. Conditions and answers are scored by an LLM judge "
+        "(G-Eval), citations by eq. 1, and the authors' combined score balances them against "
+        "the number of pairs.")
+    tags = ("ambiguity", "question-answering", "retrieval-augmented-generation", "citations",
+            "llm-judge")
+    category = "Reasoning"
+    assets = ASSETS
     version = "3-A"
     data_folders = ("condambigqa",)
     variants = (

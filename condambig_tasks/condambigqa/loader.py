@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from condambig_tasks.assets import HUGGINGFACE, AssetFile, ExternalAsset
 from condambig_tasks.condambigqa.records import CondAmbigQuestion, Fragment, GoldProperty
 from condambig_tasks.data import (
     CorruptDataError,
@@ -50,6 +51,21 @@ HUB_SOURCES: Mapping[Release, HubSource] = {
     Release.TWO_K: HubSource("Apocalypse-AGI-DAO/CondAmbigQA-2K", "main", "condambigqa_2k.json"),
     Release.ORIGINAL: HubSource("Apocalypse-AGI-DAO/CondAmbigQA", "main", "mcaqa.json"),
 }
+# what each release's local file is and the sha256 of the upstream copy where recorded
+_RELEASE_NOTES: Mapping[Release, tuple[str, str | None]] = {
+    Release.TWO_K: ("The 2,000-question release (option release=2k, the default). Only the "
+                    "branch is recorded: pin a commit with the hub_revision option.", None),
+    Release.ORIGINAL: (
+        "The original 200-question release (option release=200); as a local file it is "
+        "mcaqa.json from the authors' repository (innovation64/CondAmbigQA, "
+        "experiment_code/data/mcaqa.json), whose sha256 is given here.",
+        "d6554f6465f32b7ee889f0fcada3a4a3296f0629cf15b47d64a0c7874791a63f"),
+}
+ASSETS = tuple(
+    ExternalAsset(HUGGINGFACE, hub.repository, "load_dataset", _RELEASE_NOTES[release][0],
+                  files=(AssetFile(FOLDER, hub.local_file_hint, _RELEASE_NOTES[release][1]),),
+                  revision=hub.revision)
+    for release, hub in HUB_SOURCES.items())
 
 _NUMBERED_TITLE = re.compile(r"^\s*(\d+)\s*[.):-]\s*(.*)$", re.DOTALL)
 

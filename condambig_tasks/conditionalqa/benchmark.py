@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from condambig_metrics.conditionalqa import BREAKDOWNS, question_categories, score_question
-from condambig_tasks.benchmark import SUM, Benchmark, MetricSpec, ScoredSample, Variant
+from condambig_tasks.benchmark import SUM, Benchmark, MetricSpec, Paper, ScoredSample, Variant
 from condambig_tasks.conditionalqa.document_view import DocumentView, fit_document
 from condambig_tasks.conditionalqa.loader import (
+    ASSET,
     join_documents,
     load_questions,
     load_split,
@@ -45,6 +46,8 @@ DEFAULT_MAX_DOCUMENT_WORDS = 4000
 an 8k-token context window; 0 shows whole documents (up to 9,230 words, paper §4.1)."""
 
 TASK_SPLITS = ("dev", "train")
+# questions per split (Sun et al., 2022, §4.5)
+SPLIT_SIZES = {"train": 2338, "dev": 285}
 """Splits with public answers (``test_no_answer`` has none to score against)."""
 
 WHOLE_DOCUMENT_WORDS = frozenset({"", "none", "all"})
@@ -97,6 +100,18 @@ class ConditionalQA(Benchmark[ConditionalQAOptions, ConditionalQAItem]):
 
     name = "conditionalqa"
     title = "ConditionalQA"
+    paper = Paper("ConditionalQA: A Complex Reading Comprehension Dataset with Conditional "
+                  "Answers", ("Haitian Sun", "William W. Cohen", "Ruslan Salakhutdinov"), 2022,
+                  venue="ACL 2022", arxiv="2110.06884")
+    description = (
+        "Questions about UK public-policy documents asked from a user scenario. Each answer "
+        "(\"yes\"/\"no\" or a span) comes with the document elements that are its unmet "
+        "conditions, or the question is not answerable. Scored with the official evaluate.py "
+        "metrics.")
+    tags = ("conditional-answers", "reading-comprehension", "long-context",
+            "question-answering")
+    category = "Reasoning"
+    assets = (ASSET,)
     version = "2-B"
     variants = (Variant("conditionalqa", "answers with their conditions over the dev set"),)
     options_type = ConditionalQAOptions
@@ -141,6 +156,9 @@ class ConditionalQA(Benchmark[ConditionalQAOptions, ConditionalQAItem]):
         return [ConditionalQAItem(entry.question,
                                   fit_document(entry.document, options.max_document_words))
                 for entry in load_split(options.split)]
+
+    def expected_size(self, options: ConditionalQAOptions) -> int:
+        return SPLIT_SIZES[options.split]
 
     def load_file(self, path: Path, options: ConditionalQAOptions) -> list[ConditionalQAItem]:
         """Questions in the upstream format; documents.json beside them, else the data source."""

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from condambig_tasks import data
+from condambig_tasks.assets import DIRECT_URL, AssetFile, ExternalAsset
 from condambig_tasks.conditionalqa.records import (
     ConditionalAnswer,
     ConditionalQuestion,
@@ -42,6 +43,12 @@ UPSTREAM_FILES: Mapping[str, UpstreamFile] = {
     "test_no_answer": UpstreamFile("test_no_answer.json", None),
     "documents": UpstreamFile(DOCUMENTS_FILE, None),
 }
+ASSET = ExternalAsset(
+    DIRECT_URL, UPSTREAM_BASE, "download_and_verify",
+    "The authors' v1_0 files on the master branch: each download is checked against its "
+    "sha256 where one is recorded (dev.json).",
+    files=tuple(AssetFile(FOLDER, upstream.name, upstream.sha256)
+                for upstream in UPSTREAM_FILES.values()))
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from condambig_tasks import settings
+from condambig_tasks.assets import HUGGINGFACE, ExternalAsset
 from condambig_tasks.hotpot_flm.hf_models import CheckpointPool, CheckpointSpec
 from condambig_tasks.hotpot_flm.inference import BatchLimits, GreedyGenerator, YesNoScorer
 from condambig_tasks.hotpot_flm.prompts import (
@@ -184,6 +185,13 @@ class LocalDownstream:
     def answer(self, prompts: Sequence[str]) -> list[str]:
         with self.lock:
             return self.generator.generate(prompts)
+
+
+# the checkpoint of both agents unless options name others; transformers fetches its files
+AGENT_ASSET = ExternalAsset(
+    HUGGINGFACE, settings.FLM_DEFAULT_AGENT, "hf_hub_download",
+    "The paper's answering agent and downstream model (options answering_agent, "
+    "downstream_model); no commit recorded.")
 
 
 def checkpoint_name(explicit: str | None) -> str:

@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from condambig_tasks.assets import DIRECT_URL, AssetFile, ExternalAsset
 from condambig_tasks.data import CorruptDataError, fetch_pinned, local_files, read_text
 from condambig_tasks.hotpot_flm.masking import candidate_facts, supporting_keys
 from condambig_tasks.hotpot_flm.records import FlmExample, HotpotExample, render_context
@@ -33,6 +34,10 @@ UPSTREAM_URL = (
 )
 # Computed from a byte-identical copy of the upstream file.
 UPSTREAM_SHA256 = "7c1023ed1371dae4d4bc5a79f57547e2581347843a4fe26bb58cc2f98c3a982e"
+ASSET = ExternalAsset(
+    DIRECT_URL, UPSTREAM_URL, "download_and_verify",
+    "The authors' human-annotated test set (600 rows, 400 with a human question).",
+    files=(AssetFile(FOLDER, FILE_NAME, UPSTREAM_SHA256),))
 COLUMNS = ("id", "q1", "a1", "fc_masked", "masked_sentence", "masked_sentence_title", "q2_gt")
 
 

@@ -26,13 +26,16 @@ from condambig_tasks.benchmark import (
     CORPUS,
     Benchmark,
     MetricSpec,
+    Paper,
     Runtime,
     ScoredSample,
     Variant,
     finite_number,
 )
 from condambig_tasks.errors import ConfigurationError
+from condambig_tasks.hotpot_flm import annotated, hotpotqa_source
 from condambig_tasks.hotpot_flm.agents import (
+    AGENT_ASSET,
     AnsweringAgent,
     DownstreamModel,
     LocalAgents,
@@ -169,6 +172,18 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
 
     name = "hotpot_flm"
     title = "HotpotQA-FLM"
+    paper = Paper("Learning and Evaluating Factual Clarification Question Generation Without "
+                  "Examples", ("Matthew Toles", "Yukun Huang", "Zhou Yu"), 2023,
+                  arxiv="2310.11571")
+    description = (
+        "A multi-hop HotpotQA question whose context lacks one supporting fact: the model asks "
+        "one clarifying question, an answering agent (google/flan-t5-base) answers it with one "
+        "fact, and a downstream model (google/flan-t5-base) answers the original question with "
+        "and without that fact. The headline, F1 recovery, is the share of the F1 lost by "
+        "masking that the asked question wins back.")
+    tags = ("clarification-questions", "multi-hop", "question-answering", "agents")
+    category = "Reasoning"
+    assets = (hotpotqa_source.ASSET, annotated.ASSET, AGENT_ASSET)
     version = "3-A"
     variants = (
         Variant("hotpot_flm", "the full HotpotQA distractor validation set (7,404 examples, "

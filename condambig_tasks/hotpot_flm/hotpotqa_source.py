@@ -13,6 +13,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from condambig_tasks.assets import HUGGINGFACE, AssetFile, ExternalAsset
 from condambig_tasks.data import CorruptDataError, load_hub_dataset, local_files, read_json
 from condambig_tasks.hotpot_flm.records import HotpotExample
 
@@ -26,6 +27,12 @@ HUB_CONFIG = "distractor"
 HUB_SPLIT = "validation"
 # Not pinned to a commit. Replace with the sha shown by `huggingface-cli repo info hotpotqa/hotpot_qa` to freeze the data.
 HUB_REVISION: str | None = None
+ASSET = ExternalAsset(
+    HUGGINGFACE, HUB_REPOSITORY, "load_dataset",
+    "HotpotQA's distractor validation set, the source of the full split. No commit recorded; "
+    "the upstream file's sha256 is not recorded either.",
+    files=(AssetFile(FOLDER, FILE_NAME),), revision=HUB_REVISION, config=HUB_CONFIG,
+    split=HUB_SPLIT)
 
 
 def load_hotpot_examples() -> list[HotpotExample]:
