@@ -237,6 +237,9 @@ class Benchmark(Generic[Options, Item]):
     # a judge can score this benchmark (lm-eval / CLI read the judge settings, Inspect the
     # grader role)
     uses_judge: ClassVar[bool] = False
+    # the judge model the paper used (an OpenAI model name), Inspect's default grader
+    # (None: the paper had no model judge, so a judge runs only when one is named)
+    paper_judge: ClassVar[str | None] = None
     # the folders under $CONDAMBIG_DATA_DIR this benchmark reads (named in data errors)
     data_folders: ClassVar[tuple[str, ...]] = ()
     # the named tasks of this benchmark, the first being its default options; an lm-eval
@@ -262,6 +265,11 @@ class Benchmark(Generic[Options, Item]):
                 cls.variants = (Variant(name, getattr(cls, "title", name)),)
             if "suite_member" not in cls.__dict__:
                 cls.suite_member = cls.group or cls.variants[0].task
+
+    @property
+    def default_grader(self) -> str | None:
+        """Inspect's ``grader`` when none is bound: the paper's judge through OpenAI."""
+        return None if self.paper_judge is None else f"openai/{self.paper_judge}"
 
     @property
     def task_version(self) -> TaskVersion:

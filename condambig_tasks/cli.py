@@ -38,12 +38,12 @@ from condambig_tasks.benchmark import (
     json_safe,
     load_items,
     run_blocking,
-    score_run,
 )
 from condambig_tasks.data import recording_sources
 from condambig_tasks.errors import CondambigError, PredictionFileError
 from condambig_tasks.progress import Progress, show_project_logs
 from condambig_tasks.provenance import provenance_block
+from condambig_tasks.run import BenchmarkRun, EnvironmentJudge, judge_wanted
 
 
 def build_parser(names: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -120,6 +120,9 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
         raise PredictionFileError("--task chooses a task of a --from-log log; give --from-log.")
     else:
         options = benchmark.options(given)
+    flags = {key: getattr(args, key, None) for key in cli_judge.JUDGE_FLAGS}
+    run, config = BenchmarkRun.with_options(benchmark, options, EnvironmentJudge(
+        {key: value for key, value in flags.items() if value is not None}))
     for note in notes:
         print(f"condambig-score {benchmark.name}: {note}", file=sys.stderr)
     source = args.outputs if logged is None else logged.source
@@ -151,43 +154,39 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
         print(f"condambig-score {benchmark.name}: {len(missing)} of {len(by_id)} items have "
               "no output (left out).", file=sys.stderr)
 
-    engine, judged, config = None, False, None
-    if benchmark.uses_judge and benchmark.judge_applies(options):
-        config = cli_judge.judge_config(args)
-        if logged is not None and logged.framework == run_logs.LM_EVAL:
-            notice = cli_judge.logged_judge_notice(
-                benchmark.name, cli_judge.logged_judge(logged.judge, logged.provenance),
-                config, _command_words(benchmark, args))
-            if notice:
-                print(f"condambig-score {benchmark.name}: {notice}", file=sys.stderr)
-        if config is not None:
-            from condambig_metrics.judge import openai_judge_engine
-            from condambig_metrics.judge.preflight import CheckedBackend
+    engine = None
+    if logged is not None and logged.framework == run_logs.LM_EVAL and \
+            judge_wanted(benchmark, options, EnvironmentJudge()):
+        notice = cli_judge.logged_judge_notice(
+            benchmark.name, cli_judge.logged_judge(logged.judge, logged.provenance),
+            config, _command_words(benchmark, args))
+        if notice:
+            print(f"condambig-score {benchmark.name}: {notice}", file=sys.stderr)
+    if config is not None:
+        from condambig_metrics.judge import openai_judge_engine
+        from condambig_metrics.judge.preflight import CheckedBackend
 
-            engine, judged = openai_judge_engine(config, progress_factory=Progress), True
-            # a wrong URL, key or model ends the run after one request, not after every
-            # judgement's retries; a fully cached run sends nothing
-            engine.backend = CheckedBackend(engine.backend, cli_judge.describe(config),
-                                            cli_judge.WHAT_TO_SET)
-    for note in benchmark.run_notes(options, judged):
+        engine = openai_judge_engine(config, progress_factory=Progress)
+        # a wrong URL, key or model ends the run after one request, not after every
+        # judgement's retries; a fully cached run sends nothing
+        engine.backend = CheckedBackend(engine.backend, cli_judge.describe(config),
+                                        cli_judge.WHAT_TO_SET)
+    for note in run.notes():
         print(f"condambig-score {note}", file=sys.stderr)
-    if benchmark.needs_corpus_step(options, judged):
-        runtime = Runtime(judge=engine)
-        benchmark.prepare(options, runtime)
-        samples = run_blocking(score_run(benchmark, selected, options, runtime))
-    else:
-        samples = [benchmark.score(item, output, options) for item, output in selected]
+    runtime = Runtime(judge=engine)
+    if run.needs_corpus_step:
+        run.prepare(runtime)
+    samples = run_blocking(run.score(selected, runtime))
     if args.per_sample:
         args.per_sample.parent.mkdir(parents=True, exist_ok=True)
         with args.per_sample.open("w", encoding="utf-8") as sink:
             for sample in samples:
                 sink.write(json.dumps(sample.to_json(), ensure_ascii=False) + "\n")
-    metrics = benchmark.summarise(samples, options, judged)
-    reasons = benchmark.explain_nulls(samples, options, judged, metrics)
-    if engine is not None:
-        metrics, reasons = benchmark.withhold_judged_metrics(
-            metrics, reasons, options, judged, failed=engine.stats.failures,
-            max_failed=config.max_failed, retry_hint=_retry_hint(config))
+    summary = run.summarise(
+        samples, failed=0 if engine is None else engine.stats.failures,
+        max_failed=0 if config is None else config.max_failed,
+        retry_hint="" if config is None else _retry_hint(config))
+    metrics, reasons = summary.values, summary.reasons
     expected = benchmark.expected_size(options)
     if expected is not None and len(by_id) < expected:
         print(f"condambig-score {benchmark.name}: the data holds {len(by_id)} of the "

@@ -22,7 +22,6 @@ import logging
 import math
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from condambig_tasks import exit_status, lm_eval_context, registry, settings
@@ -34,12 +33,17 @@ from condambig_tasks.benchmark import (
     ScoredSample,
     plain_summary,
     run_blocking,
-    score_run,
 )
 from condambig_tasks.errors import CondambigError
 from condambig_tasks.lm_eval_options import resolve_lm_eval_options
 from condambig_tasks.progress import Progress, show_project_logs
-from condambig_tasks.provenance import load_records_with_provenance
+from condambig_tasks.run import (
+    BenchmarkRun,
+    EnvironmentJudge,
+    RunResult,
+    check_judge_cache,
+    resolve_judge,
+)
 from condambig_tasks.run_memo import RunMemo
 
 logger = logging.getLogger("condambig")
@@ -71,17 +75,16 @@ class LmEvalTask:
         options, metadata = resolved.options, resolved.metadata
         judge_options = (settings.lm_eval_judge_options(metadata)
                          if benchmark.uses_judge and benchmark.judge_applies(options) else {})
-        judged = _judge_configured(benchmark, options, judge_options)
-        for note in benchmark.run_notes(options, judged):
+        run, judge = BenchmarkRun.with_options(benchmark, options,
+                                               EnvironmentJudge(judge_options))
+        for note in run.notes():
             logger.warning("%s", note)
-        benchmark.prepare(options, Runtime())
+        run.prepare()
         options_json = json.dumps(benchmark.options_to_json(options), sort_keys=True)
         judge_json = json.dumps(judge_options, sort_keys=True)
-        judge = settings.judge_config_from_environment(judge_options) if judged else None
         if judge is not None:
             preflight_judge(benchmark, judge)
-        items, records, provenance = load_records_with_provenance(
-            benchmark, options, judge=None if judge is None else judge.model)
+        items, records, provenance = run.load(judge=None if judge is None else judge.model)
         if judge is not None:
             from condambig_metrics.judge import DEFAULT_BASE_URL, normalized_base_url
 
@@ -171,30 +174,16 @@ def preflight_judge(benchmark: Benchmark, judge: Any) -> None:
     except (JudgeUnavailableError, ValueError) as error:
         raise CondambigError(f"{benchmark.name}: {error}") from None
     if judge.cache_enabled:  # an unusable cache path ends the run now, not after generation
-        from condambig_metrics.judge import JudgeCache
-
-        try:
-            JudgeCache.check(judge.cache_path or judge.default_cache_path)
-        except ValueError as error:  # JudgeCacheError: names the path and what to set
-            raise CondambigError(f"{benchmark.name}: {error}") from None
+        check_judge_cache(benchmark, judge.cache_path or judge.default_cache_path)
     _CHECKED_JUDGES.add((judge.model, endpoint))
 
 
 def _judge_configured(benchmark: Benchmark, options: Any, judge_options: dict[str, Any]) -> bool:
     """A judge applies to this task and one is configured (environment or --metadata)."""
-    return benchmark.uses_judge and benchmark.judge_applies(options) and \
-        settings.judge_config_from_environment(judge_options) is not None
+    return resolve_judge(benchmark, options, EnvironmentJudge(judge_options)) is not None
 
 
-@dataclass(frozen=True)
-class RunSummary:
-    """One task's corpus result: values by metric, why each null one is null, the headline,
-    and whether judged numbers were withheld because the judge failed."""
-
-    values: dict[str, float | None]
-    reasons: dict[str, str]
-    headline: str | None = None
-    judge_failed: bool = False
+RunSummary = RunResult  # one task's corpus result (the name lm-eval's glue used)
 
 
 _RUNS: RunMemo[RunSummary] = RunMemo()
@@ -226,49 +215,28 @@ def _summarise_items(benchmark: Benchmark, items: list[dict[str, Any]],
                      task_name: str) -> RunSummary:
     if len({(item["options"], item["judge"]) for item in items}) != 1:
         raise ValueError(f"{benchmark.name}: items of one task carry different options")
-    options = benchmark.options(json.loads(items[0]["options"]), strict=False)
-    judge_options = json.loads(items[0]["judge"])
-    judged = _judge_configured(benchmark, options, judge_options)
-    headline = benchmark.headline_metric(options, judged)
+    run, judge = BenchmarkRun.start(benchmark, json.loads(items[0]["options"]), strict=False,
+                                    judge_source=EnvironmentJudge(json.loads(items[0]["judge"])))
     if "sample" in items[0]:
-        samples = [ScoredSample.from_json(item["sample"]) for item in items]
-        summary = benchmark.summarise(samples, options, judged)
-        return RunSummary(summary, benchmark.explain_nulls(samples, options, judged, summary),
-                          headline)
+        return run.summarise([ScoredSample.from_json(item["sample"]) for item in items])
     by_id = _items_by_id(benchmark.name, items[0]["options"])
     batch = [(by_id[item["id"]], item["output"]) for item in items]
-    engine = judge = None
-    if judged:
+    engine = None
+    if judge is not None:
         from condambig_metrics.judge import openai_judge_engine
 
-        judge = settings.judge_config_from_environment(judge_options)
         engine = openai_judge_engine(judge, progress_factory=Progress)
-    samples = run_blocking(score_run(
-        benchmark, batch, options, Runtime(judge=engine)))
-    summary = benchmark.summarise(samples, options, judged)
-    reasons = benchmark.explain_nulls(samples, options, judged, summary)
+    samples = run_blocking(run.score(batch, Runtime(judge=engine)))
     if engine is None:
-        return RunSummary(summary, reasons, headline)
+        return run.summarise(samples)
     logger.info("%s judge: %s", benchmark.name, engine.stats)
-    failed = engine.stats.failures
     hint = _retry_hint(benchmark, task_name, judge, engine.endpoint_failure)
-    values, reasons = benchmark.withhold_judged_metrics(
-        summary, reasons, options, judged, failed=failed, max_failed=judge.max_failed,
-        retry_hint=hint)
-    judge_failed = failed > judge.max_failed  # then withheld above, with the hint
+    result = run.summarise(samples, failed=engine.stats.failures, max_failed=judge.max_failed,
+                           retry_hint=hint, endpoint_failure=engine.endpoint_failure)
     if engine.endpoint_failure is not None:
-        if not judge_failed:
-            # within judge_max_failed nothing is withheld, but a judged metric left
-            # without any judgement still says why and how to finish it
-            for spec in benchmark.metric_specs:
-                if spec.judge and spec.name in reasons:
-                    reasons[spec.name] = hint
-                    judge_failed = True
-            if headline in reasons and SUITE_SCORE in reasons:
-                reasons[SUITE_SCORE] = f"the headline {headline} is null: {reasons[headline]}"
         logger.warning("%s: the judge endpoint failed after generation (%s); the outputs "
                        "are kept: %s", benchmark.name, engine.endpoint_failure, hint)
-    return RunSummary(values, reasons, headline, judge_failed=judge_failed)
+    return result
 
 
 def _retry_hint(benchmark: Benchmark, task_name: str, judge: Any,

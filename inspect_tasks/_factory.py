@@ -7,8 +7,10 @@ and the details (judge results, parsed pairs, texts for corpus metrics) in
 ``Score.metadata``; one metric per benchmark computes the corpus values from them with the
 benchmark's own ``summarise``.
 
-With a ``grader`` role the task checks the grader once before any generation
-(:mod:`condambig.grader_preflight`); a grader that refuses every request later (HTTP
+The run sequence is :class:`condambig_tasks.run.BenchmarkRun`'s; the judge is the
+``grader`` role, resolved in the scorer as ``get_model(role="grader", default=<the paper's
+judge>)`` so a grader bound with ``task_with(task, model_roles=...)`` is used. The grader in
+effect is checked once before any generation (:mod:`condambig.grader_preflight`); a grader that refuses every request later (HTTP
 401/403/404) ends the run as an error, and past ``judge_max_failed`` failed judgements the judged metrics are withheld
 (NaN, their reasons in the log: :mod:`condambig.null_reasons`).
 """
@@ -18,7 +20,6 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from inspect_ai import Task
@@ -29,14 +30,20 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import Solver, TaskState, generate
 
 import condambig.null_reasons  # noqa: F401  (registers the hook that logs null_reasons)
-from condambig.grader_preflight import check_grader
+from condambig.grader_preflight import check_grader, grader_guard, require_default_grader
 from condambig.judge_backend import GRADER_ROLE, grader_judge_engine
 from condambig_metrics.judge import record_judgements
 from condambig_tasks import registry, settings
 from condambig_tasks.benchmark import Benchmark, Runtime, ScoredSample
 from condambig_tasks.errors import CondambigError, ConfigurationError
 from condambig_tasks.progress import show_project_logs
-from condambig_tasks.provenance import load_records_with_provenance
+from condambig_tasks.run import (
+    BenchmarkRun,
+    GraderRole,
+    RunResult,
+    check_judge_cache,
+    judge_wanted,
+)
 
 logger = logging.getLogger("condambig")
 
@@ -65,33 +72,41 @@ def benchmark_task(
 ) -> Task:
     """The Inspect task of one benchmark with the given options (``-T`` values).
 
-    ``judge_max_failed``: how many judgements may finally fail before the judged metrics
-    are withheld (None: ``CONDAMBIG_JUDGE_MAX_FAILED``, else 0).
+    The judge is the ``grader`` role, else the benchmark's default grader (the paper's
+    judge); ``judge=False`` runs judge-free. ``judge_max_failed``: how many judgements may
+    finally fail before the judged metrics are withheld (None:
+    ``CONDAMBIG_JUDGE_MAX_FAILED``, else 0).
     """
     show_project_logs()
     max_failed = max_failed_option(judge_max_failed)
     benchmark = registry.get(benchmark_name)
-    options = benchmark.options({k: v for k, v in option_values.items() if v is not None})
-    grader = model_roles().get(GRADER_ROLE)
-    judged = (benchmark.uses_judge and benchmark.judge_applies(options) and bool(judge)
-              and grader is not None)
-    if judged and isinstance(grader, list):
+    bound = model_roles().get(GRADER_ROLE)
+    source = GraderRole(enabled=bool(judge), bound=bound)
+    run, grader = BenchmarkRun.start(
+        benchmark, {k: v for k, v in option_values.items() if v is not None},
+        judge_source=source)
+    task_name = dataset_name or benchmark_name
+    if isinstance(grader, list):
         raise ConfigurationError(
             f"{benchmark_name}: the grader role is bound to {len(grader)} models "
             f"({', '.join(map(str, grader))}); the judge scores with one model, as the papers' "
             "G-Eval protocol does. Bind one (--model-role grader=<model>) and run once per "
             "judge to compare judges.")
-    for note in benchmark.run_notes(options, judged):
+    for note in run.notes():
         logger.warning("%s", note)
-    if judged:
-        check_grader(grader)
-        _check_judge_cache(benchmark_name)
-    benchmark.prepare(options, Runtime(roles=dict(model_roles())))
+    if run.judged:
+        if bound is not None:
+            check_grader(bound)
+        else:
+            require_default_grader(task_name, benchmark.default_grader)
+        check_judge_cache(benchmark, settings.judge_cache_file())
+    run.prepare(Runtime(roles=dict(model_roles())))
+    options = run.options
     options_json = benchmark.options_to_json(options)
-    items, records, provenance = load_records_with_provenance(
-        benchmark, options, judge=str(grader) if judged else None, roles=dict(model_roles()))
-    reported = benchmark.reported_metrics(options, judged)
-    headline = benchmark.headline_metric(options, judged)
+    items, records, provenance = run.load(judge=str(grader) if run.judged else None,
+                                          roles=dict(model_roles()))
+    reported = benchmark.reported_metrics(options, run.judged)
+    headline = run.headline
     samples = []
     for item, record in zip(items, records, strict=True):
         target = benchmark.target(item, options)
@@ -99,21 +114,23 @@ def benchmark_task(
             id=benchmark.item_id(item), input=benchmark.prompt(item, options),
             target=target if target else "", metadata={"record": record},
         ))
+    wanted = judge_wanted(benchmark, options, source)
     return Task(
-        dataset=MemoryDataset(samples, name=dataset_name or benchmark_name),
+        dataset=MemoryDataset(samples, name=task_name),
+        setup=grader_guard(task_name, run.judged, benchmark.default_grader) if wanted else None,
         solver=solver or generate(),
-        scorer=benchmark_scorer(benchmark_name, options_json, judged),
-        metrics=[benchmark_metrics(benchmark_name, options_json, judged, max_failed)],
+        scorer=benchmark_scorer(benchmark_name, options_json, run.judged),
+        metrics=[benchmark_metrics(benchmark_name, options_json, run.judged, max_failed)],
         # no temperature here: providers differ (Inspect's hf provider rejects 0.0); set
         # --temperature on the command line
         config=GenerateConfig(max_tokens=max_tokens or benchmark.max_tokens(options)),
         version=benchmark.task_version.comparability,
         headline_metric=None if headline is None else HeadlineMetric(metric=headline),
         metadata={"benchmark": benchmark_name, **benchmark.task_version.to_metadata(),
-                  "options": options_json, "judged": judged,
+                  "options": options_json, "judged": run.judged,
                   "headline_metric": headline,
                   "metrics": [spec.name for spec in reported],
-                  **({"judge_max_failed": max_failed} if judged else {}),
+                  **({"judge_max_failed": max_failed} if run.judged else {}),
                   "provenance": provenance, **(metadata or {})},
     )
 
@@ -131,7 +148,7 @@ def benchmark_scorer(benchmark_name: str, options: dict[str, Any], judged: bool)
         if not judged:
             return None
         if not engines:
-            engines.append(grader_judge_engine())
+            engines.append(grader_judge_engine(default=benchmark.default_grader))
         return engines[0]
 
     async def score(state: TaskState, target: Target) -> Score:
@@ -200,19 +217,8 @@ def max_failed_option(value: Any) -> int:
     return number
 
 
-@dataclass(frozen=True)
-class RunSummary:
-    """A run's corpus values with the reason of every null one, and its judge tally."""
-
-    values: dict[str, float | None]
-    null_reasons: dict[str, str]
-    judgements: int
-    failed: int
-    last_error: str | None
-
-
 def run_summary(benchmark: Benchmark, options: Any, judged: bool, max_failed: int,
-                scores: Sequence[tuple[Any, Any, dict[str, Any] | None]]) -> RunSummary:
+                scores: Sequence[tuple[Any, Any, dict[str, Any] | None]]) -> RunResult:
     """The corpus values of ``(sample_id, value, metadata)`` scores, judged metrics
     withheld past ``max_failed`` failed judgements (failures counted from the samples'
     ``judge_calls``)."""
@@ -222,13 +228,10 @@ def run_summary(benchmark: Benchmark, options: Any, judged: bool, max_failed: in
     calls = [call for sample in samples for call in sample.details.get("judge_calls") or []
              if isinstance(call, dict)]
     failures = [call for call in calls if call.get("failed")]
-    summary = benchmark.summarise(samples, options, judged)
-    reasons = benchmark.explain_nulls(samples, options, judged, summary)
-    values, reasons = benchmark.withhold_judged_metrics(
-        summary, reasons, options, judged, failed=len(failures), max_failed=max_failed,
-        retry_hint=rescore_hint(benchmark.name))
-    return RunSummary(values, reasons, len(calls), len(failures),
-                      str(failures[-1].get("error")) if failures else None)
+    return BenchmarkRun(benchmark, options, judged).summarise(
+        samples, failed=len(failures), max_failed=max_failed,
+        retry_hint=rescore_hint(benchmark.name), judgements=len(calls),
+        last_error=str(failures[-1].get("error")) if failures else None)
 
 
 @metric
@@ -248,16 +251,3 @@ def benchmark_metrics(benchmark_name: str, options: dict[str, Any], judged: bool
                 for name, value in summary.values.items()}
 
     return compute
-
-
-def _check_judge_cache(benchmark_name: str) -> None:
-    """Open the judge cache before any generation: an unusable path (a folder, read-only,
-    a full disk) is one line now, not an error in every sample's scorer."""
-    from condambig_metrics.judge import JudgeCache
-    from condambig_metrics.judge.errors import JudgeCacheError
-    from condambig_tasks import settings
-
-    try:
-        JudgeCache.check(settings.judge_cache_file())
-    except JudgeCacheError as error:
-        raise ConfigurationError(f"{benchmark_name}: {error}") from None

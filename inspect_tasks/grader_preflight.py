@@ -10,15 +10,24 @@ naming the grader and what to set when the grader cannot be used.
 
 Graders that run in this process (``hf/``, ``transformer_lens/``, ...) have no endpoint
 to get wrong and were loaded when the role was bound; they are not checked.
+
+The grader is resolved as inspect_evals resolves its graders (its issue #2039):
+``get_model(role="grader", default=<the paper's judge>)``. A grader bound with
+``task_with(task, model_roles=...)`` is known only once the eval runs, so the task's
+``setup`` step (:func:`grader_guard`, run before any sample's solver) resolves the grader
+in effect and checks it once per process; a grader bound on the command line and the
+missing default are checked when the task is built, where a failure is one line.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from inspect_ai.model import ChatMessageUser, Model, ModelOutput, get_model
+from inspect_ai.model import ChatMessageUser, Model, ModelOutput, get_model, model_roles
+from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from condambig.judge_backend import JUDGE_GENERATE_CONFIG
+from condambig.judge_backend import GRADER_ROLE, JUDGE_GENERATE_CONFIG, error_summary
 from condambig_metrics.judge import (
     JudgeCompletion,
     PermanentJudgeError,
@@ -75,12 +84,87 @@ class ProviderCheck:
         return PermanentJudgeError(text)
 
 
+_CHECKED: dict[tuple[str, str | None], str | None] = {}  # grader -> why unusable (None: ok)
+
+
 def check_grader(grader: Model) -> None:
-    """Raise :class:`GraderUnavailableError` when ``grader`` cannot judge (one request)."""
+    """Raise :class:`GraderUnavailableError` when ``grader`` cannot judge (one request,
+    once per process and grader)."""
     provider = str(grader).split("/", 1)[0]
     if provider in IN_PROCESS_PROVIDERS:
         return
     base_url = getattr(grader.api, "base_url", None)
+    key = (str(grader), base_url)
+    if key not in _CHECKED:
+        try:
+            _check(grader, base_url)
+            _CHECKED[key] = None
+        except GraderUnavailableError as error:
+            _CHECKED[key] = str(error)
+    if _CHECKED[key] is not None:
+        raise GraderUnavailableError(_CHECKED[key])
+
+
+def no_grader_message(task: str, default: str | None, why: str | None = None) -> str:
+    """What to do when a task that judges has no grader it can reach."""
+    if why:  # Inspect's provider messages carry console markup ([bold]...[/bold])
+        why = re.sub(r"\[/?[a-z ]+\]", "", why).rstrip(".")
+    missing = (f"no grader role is bound and the default grader {default} cannot be used "
+               f"({why})" if default else "no grader role is bound")
+    return (f"{task}: this task is judged by the `grader` model role, but {missing}. Bind "
+            "one (--model-role grader=<model>), or run judge-free on purpose with "
+            "-T judge=false.")
+
+
+def require_default_grader(task: str, default: str | None) -> None:
+    """At build time with no grader bound: the default grader can be built (its
+    provider's key is set), else one line now, before any generation. Its endpoint is
+    checked when the eval runs (``task_with`` may bind another grader)."""
+    try:
+        if default is None:
+            raise ValueError("none")
+        get_model(default, memoize=False)
+    except Exception as error:
+        raise GraderUnavailableError(
+            no_grader_message(task, default, error_summary(error))) from None
+
+
+def grader_in_effect(task: str, default: str | None) -> Model:
+    """Inside a running eval: the grader role (``task_with`` roles included) or the
+    default, checked once; :class:`GraderUnavailableError` when neither can judge."""
+    try:
+        grader = get_model(role=GRADER_ROLE, default=default) \
+            if model_roles().get(GRADER_ROLE) is not None or default else None
+    except Exception as error:
+        raise GraderUnavailableError(
+            no_grader_message(task, default, error_summary(error))) from None
+    if grader is None:
+        raise GraderUnavailableError(no_grader_message(task, default))
+    check_grader(grader)
+    return grader
+
+
+@solver
+def grader_guard(task: str, judged: bool, default: str | None) -> Solver:
+    """The task's ``setup`` step: before a sample is generated, the grader in effect can
+    judge (``judged``), or no grader was bound after a judge-free build (a grader that
+    would be silently ignored)."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        if judged:
+            grader_in_effect(task, default)
+        elif model_roles().get(GRADER_ROLE) is not None:
+            raise GraderUnavailableError(
+                f"{task}: a grader was bound after the task was built without one "
+                "(task_with); the task's metrics were fixed judge-free, so it would be "
+                "ignored. Bind it for the eval instead (--model-role grader=<model> or "
+                "eval(..., model_roles={'grader': ...})), or run with -T judge=false.")
+        return state
+
+    return solve
+
+
+def _check(grader: Model, base_url: str | None) -> None:
     where = f"--model-role grader={grader}" + (
         f" at {normalized_base_url(base_url)}" if base_url else "")
     checker = get_model(str(grader), base_url=base_url,

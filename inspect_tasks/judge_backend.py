@@ -134,16 +134,20 @@ def grader_judge_engine(
     max_retries: int = 4,
     use_cache: bool = True,
     progress_factory: Callable[[str, int], Any] | None = None,
+    default: str | None = None,
 ) -> JudgeEngine | None:
-    """The engine on the ``grader`` role, or None when the eval set no grader.
+    """The engine on the ``grader`` role (else on ``default``, the benchmark's default
+    grader), or None when neither is there.
 
-    Call it inside a running eval (a scorer), where Inspect has bound the roles.
-    ``cache_path`` None means :func:`condambig_tasks.settings.judge_cache_file` (shared
-    with lm-eval). ``progress_factory`` as in :class:`JudgeEngine`.
+    Call it inside a running eval (a scorer), where Inspect has bound the roles, those of
+    ``task_with(task, model_roles=...)`` included; ``get_model(role=..., default=...)`` as
+    inspect_evals resolves its graders. ``cache_path`` None means
+    :func:`condambig_tasks.settings.judge_cache_file` (shared with lm-eval).
+    ``progress_factory`` as in :class:`JudgeEngine`.
     """
-    if model_roles().get(GRADER_ROLE) is None:
+    if model_roles().get(GRADER_ROLE) is None and default is None:
         return None
-    model = get_model(role=GRADER_ROLE)
+    model = get_model(role=GRADER_ROLE, default=default)
     cache = None
     if use_cache:
         if cache_path is None:

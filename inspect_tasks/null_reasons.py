@@ -53,7 +53,7 @@ def null_reasons_of(log: EvalLog) -> dict[str, str]:
               for score in reduction.samples]
     summary = run_summary(benchmark, options, bool(arguments["judged"]),
                           int(arguments.get("judge_max_failed") or 0), scores)
-    return {name: reason for name, reason in summary.null_reasons.items()
+    return {name: reason for name, reason in summary.reasons.items()
             if summary.values.get(name) is None}
 
 

@@ -103,7 +103,7 @@ def _inspect(name: str, options: dict[str, Any], outputs: dict[str, str]) -> tup
 
     from condambig._factory import benchmark_task
 
-    task = benchmark_task(name, options)
+    task = benchmark_task(name, options, judge=False)  # the judge-free numbers
     [scorer], [metric] = task.scorer, task.metrics
     scores = {}
     for sample in task.dataset:

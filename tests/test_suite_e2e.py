@@ -51,8 +51,9 @@ def test_inspect_eval_set_recipe_from_the_readme(tiny_causal_lm, suite_env, tmp_
     recipe = re.search(r"inspect eval-set (.*?) --model", readme.read_text().replace("\\\n", " "),
                        re.DOTALL).group(1).split()
     assert len(recipe) == 7
+    # judge-free on purpose: no grader here for condambigqa's default (the paper's judge)
     _run([executable("inspect"), "eval-set", *recipe, "--model", f"hf/{tiny_causal_lm}",
-          "--limit", "1", "--max-tokens", "16", "--log-dir", str(tmp_path / "logs"),
+          "-T", "judge=false", "--limit", "1", "--max-tokens", "16", "--log-dir", str(tmp_path / "logs"),
           "--display", "none"], suite_env, tmp_path)
     from inspect_ai.log import read_eval_log
 

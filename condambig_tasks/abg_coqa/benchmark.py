@@ -118,6 +118,9 @@ class AbgCoQA(Benchmark[AbgCoQAOptions, AbgCoQASample]):
     options_type = AbgCoQAOptions
     data_folders = ("abg_coqa",)
     uses_judge = True
+    # no paper_judge: Guo et al. rated the clarification questions' helpfulness with people
+    # (Table 5); the judge is this project's addition, run only when one is named (Inspect:
+    # a bound grader role), so the paper's judge-free BLEU needs no API key
     prediction_format = (
         'structured predictions: detection [{"id", "ambiguous": bool, "answer"}], '
         'clarification [{"id", "question"}], clarified_qa [{"id", "reply": k, "answer"}]')

@@ -117,6 +117,10 @@ def _choice(kind, value, name: str):
         raise ValueError(f"CondAmbigQA {name} must be one of {allowed}; got {value!r}") from None
 
 
+# the paper's judge: gpt-4o-mini through DeepEval's G-Eval (Li et al.; innovation64/
+# CondAmbigQA, experiment_code/core/models.py)
+PAPER_JUDGE = "gpt-4o-mini"
+
 # questions per release (Li et al.; the 200-question release is the original one)
 RELEASE_SIZES = {Release.TWO_K: 2000, Release.ORIGINAL: 200}
 
@@ -156,12 +160,13 @@ class CondAmbigQA(Benchmark[CondAmbigQAOptions, CondAmbigQuestion]):
                 "temperature 0.7 with 1,024 tokens, judged by gpt-4o-mini with DeepEval's "
                 "weighting (innovation64/CondAmbigQA, experiment_code/core/models.py)",
                 {"setting": "main", "judge_weighting": "deepeval"}, temperature=0.7,
-                max_tokens=1024, judge_model="gpt-4o-mini"),
+                max_tokens=1024, judge_model=PAPER_JUDGE),
     )
     group = "condambigqa_all"
     suite_member = "condambigqa"
     options_type = CondAmbigQAOptions
     uses_judge = True
+    paper_judge = PAPER_JUDGE
     # Table 2 ranks on Combined, Table 3's closed-book column is balanced_answer; without a
     # judge only the citation score is judge-free, and the other settings head with the
     # judged answer score

@@ -83,8 +83,10 @@ def _inspect(monkeypatch, judged: bool,
     from condambig.condambigqa import condambigqa as inspect_task
     from condambig_metrics.judge import openai_judge_engine
 
-    monkeypatch.setattr(inspect_factory, "grader_judge_engine", lambda: openai_judge_engine(
+    monkeypatch.setattr(inspect_factory, "grader_judge_engine", lambda **_: openai_judge_engine(
         settings.judge_config_from_environment()))
+    # the default grader (openai/gpt-4o-mini) stands in for nothing here: no key needed
+    monkeypatch.setattr(inspect_factory, "require_default_grader", lambda *_: None)
     benchmark = _benchmark()
     option_values = {}
     if task_arguments:

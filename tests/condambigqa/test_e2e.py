@@ -165,3 +165,72 @@ def test_lm_eval_group_runs_the_five_settings(scripted_lm, tmp_path):
         cites = "closed_book" not in suffix
         assert ("citation_score" in metrics) == cites, suffix
         assert ("out_of_range_citations" in metrics) == cites, suffix
+
+
+GRADED_TASK = '''
+from inspect_ai import task, task_with
+
+from condambig.condambigqa import condambigqa
+
+
+@task
+def graded():
+    return task_with(condambigqa(), model_roles={"grader": "openai-api/loopback/loopback-judge"})
+'''
+
+
+def _without_openai_key(env: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k not in {"OPENAI_API_KEY", "AZUREAI_OPENAI_API_KEY"}}
+
+
+def test_inspect_uses_a_grader_bound_with_task_with(scripted_lm, tmp_path):
+    """inspect_evals' pattern: the grader role bound on the task, not on the command line.
+    The default grader's provider can be built (a key is set, never used): the bound one
+    judges."""
+    from inspect_ai.log import read_eval_log
+
+    (tmp_path / "graded.py").write_text(GRADED_TASK)
+    with JudgeServer(JUDGE_SCRIPT) as grader:
+        env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA),
+                             CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"),
+                             LOOPBACK_BASE_URL=grader.base_url, LOOPBACK_API_KEY="test-key",
+                             OPENAI_API_KEY="never-used")
+        _run([executable("inspect"), "eval", "graded.py@graded", "--model", f"hf/{scripted_lm}",
+              "--limit", "2", "--log-dir", str(tmp_path / "logs"), "--display", "plain"],
+             env, tmp_path)
+        judged = grader.stats()["requests"]
+    log = read_eval_log(glob.glob(f"{tmp_path}/logs/*.eval")[0])
+    assert log.status == "success"
+    reported = {name for s in log.results.scores for name in s.metrics}
+    assert JUDGE_METRICS <= reported
+    assert log.eval.headline_metric.metric == "combined_score"
+    assert judged > 1  # the check request and the judgements went to the bound grader
+
+
+def test_inspect_without_a_reachable_grader_fails_before_generation(tmp_path):
+    """No grader role and no key for the default grader (the paper's gpt-4o-mini): one line
+    saying what to do, exit non-zero, nothing generated; -T judge=false runs judge-free."""
+    with JudgeServer({}) as subject:
+        env = _without_openai_key(subprocess_env(
+            CONDAMBIG_DATA_DIR=str(FIXTURE_DATA), CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"),
+            SUBJECT_BASE_URL=subject.base_url, SUBJECT_API_KEY="k"))
+        command = [executable("inspect"), "eval", "condambig/condambigqa", "--model",
+                   "openai-api/subject/m", "--limit", "2", "--log-dir", str(tmp_path / "logs"),
+                   "--display", "plain"]
+        failed = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True,
+                                text=True, timeout=600)
+        assert failed.returncode != 0
+        lines = [line for line in failed.stderr.splitlines() if line.startswith("condambig:")]
+        assert len(lines) == 1, failed.stderr[-3000:]
+        assert "--model-role grader=<model>" in lines[0] and "-T judge=false" in lines[0]
+        assert "openai/gpt-4o-mini" in lines[0] and "OPENAI_API_KEY" in lines[0]
+        assert "Traceback" not in failed.stderr
+        assert subject.stats()["requests"] == 0  # nothing generated
+
+        _run([*command, "-T", "judge=false"], env, tmp_path)
+        assert subject.stats()["requests"] == 2
+    from inspect_ai.log import read_eval_log
+
+    [path] = glob.glob(f"{tmp_path}/logs/*.eval")
+    log = read_eval_log(path)
+    assert log.status == "success" and log.eval.headline_metric.metric == "citation_score"

@@ -1,0 +1,182 @@
+"""One run of a benchmark: the sequence lm-eval, Inspect and ``condambig-score`` all follow.
+
+options -> which judge (one decision, :func:`resolve_judge`) -> run notes -> judge check and
+cache check before any generation -> ``prepare`` -> items with provenance -> score (the
+corpus step with a :class:`~condambig_tasks.benchmark.Runtime`) -> summary, null reasons,
+judged metrics withheld past ``judge_max_failed``, endpoint failure -> :class:`RunResult`.
+
+A front end only adapts it: where its options and judge come from (lm-eval ``--metadata``
+and the environment, CLI flags and the environment, Inspect ``-T`` values and the
+``grader`` model role) and how it reports (results JSON, Inspect log, printed JSON).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from condambig_tasks import settings
+from condambig_tasks.benchmark import SUITE_SCORE, Benchmark, Runtime, ScoredSample, score_run
+from condambig_tasks.errors import CondambigError
+from condambig_tasks.provenance import load_records_with_provenance
+
+# ---------------------------------------------------------------------- the judge
+
+
+@dataclass(frozen=True)
+class EnvironmentJudge:
+    """The judge of lm-eval and ``condambig-score``: ``judge_*`` settings (lm-eval
+    ``--metadata`` keys, or the CLI's ``--judge-*`` flags under those keys) over the
+    ``CONDAMBIG_JUDGE_*`` variables; no judge model named, no judge."""
+
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    enabled: bool = True
+
+    def configured(self, benchmark: Benchmark) -> Any:
+        """The :class:`~condambig_metrics.judge.JudgeConfig`, or None."""
+        return settings.judge_config_from_environment(dict(self.settings))
+
+
+@dataclass(frozen=True)
+class GraderRole:
+    """The judge of Inspect: the ``grader`` model role as bound when the task is built
+    (``--model-role grader=...``, ``eval(model_roles=...)``), else the benchmark's
+    default grader (the paper's judge); ``-T judge=false`` turns it off.
+
+    A grader bound later with ``task_with(task, model_roles=...)`` replaces the default
+    when the scorer resolves the role (``get_model(role="grader", default=...)``)."""
+
+    enabled: bool = True
+    bound: Any = None
+
+    def configured(self, benchmark: Benchmark) -> Any:
+        """The bound model(s), else the default grader's name, else None."""
+        return self.bound if self.bound is not None else benchmark.default_grader
+
+
+def judge_wanted(benchmark: Benchmark, options: Any, source: Any) -> bool:
+    """A judge applies to the benchmark with these options and the front end has not
+    turned it off (whether one is configured is :func:`resolve_judge`'s question)."""
+    return benchmark.uses_judge and benchmark.judge_applies(options) and \
+        bool(getattr(source, "enabled", True))
+
+
+def resolve_judge(benchmark: Benchmark, options: Any, source: Any) -> Any:
+    """The judge this run uses, or None for a judge-free run: a judge applies to the
+    benchmark with these options, the front end has not turned it off, and its source
+    names one. The one decision every front end makes (``judged`` is ``is not None``)."""
+    if not judge_wanted(benchmark, options, source):
+        return None
+    return source.configured(benchmark)
+
+
+# ---------------------------------------------------------------------- the result
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A run's corpus values, why each null one is null, its headline, and its judge
+    tally; ``judge_failed``: judged numbers were withheld or left without judgements
+    because the judge failed (the run must not look finished)."""
+
+    values: dict[str, float | None]
+    reasons: dict[str, str]
+    headline: str | None = None
+    judgements: int = 0
+    failed: int = 0
+    last_error: str | None = None
+    judge_failed: bool = False
+
+
+# ---------------------------------------------------------------------- the run
+
+
+@dataclass
+class BenchmarkRun:
+    """One run: the benchmark, its typed options and whether a judge scores it."""
+
+    benchmark: Benchmark
+    options: Any
+    judged: bool = False
+
+    @classmethod
+    def start(cls, benchmark: Benchmark, values: Mapping[str, Any] | None = None, *,
+              strict: bool = True, judge_source: Any = None) -> tuple[BenchmarkRun, Any]:
+        """The run of ``values`` (validated once, by the options type) and its judge."""
+        options = benchmark.options(values or {}, strict=strict)
+        return cls.with_options(benchmark, options, judge_source)
+
+    @classmethod
+    def with_options(cls, benchmark: Benchmark, options: Any,
+                     judge_source: Any = None) -> tuple[BenchmarkRun, Any]:
+        judge = None if judge_source is None else resolve_judge(benchmark, options,
+                                                                judge_source)
+        return cls(benchmark, options, judge is not None), judge
+
+    # before generation
+    def notes(self) -> list[str]:
+        """One-line notices the run shows once (e.g. what is skipped without a judge)."""
+        return self.benchmark.run_notes(self.options, self.judged)
+
+    def prepare(self, runtime: Runtime | None = None) -> None:
+        self.benchmark.prepare(self.options, runtime or Runtime())
+
+    def load(self, *, judge: str | None = None, roles: Mapping[str, Any] | None = None,
+             ) -> tuple[list[Any], list[dict[str, Any]], dict[str, Any]]:
+        """Items, their JSON records and the provenance block (``judge``: its model)."""
+        return load_records_with_provenance(self.benchmark, self.options, judge=judge,
+                                            roles=roles)
+
+    @property
+    def headline(self) -> str | None:
+        return self.benchmark.headline_metric(self.options, self.judged)
+
+    @property
+    def needs_corpus_step(self) -> bool:
+        return self.benchmark.needs_corpus_step(self.options, self.judged)
+
+    # scoring
+    async def score(self, batch: Sequence[tuple[Any, Any]],
+                    runtime: Runtime) -> list[ScoredSample]:
+        """The whole batch: the corpus step when the run needs it, else ``score``."""
+        if self.needs_corpus_step:
+            return await score_run(self.benchmark, batch, self.options, runtime)
+        return [self.benchmark.score(item, output, self.options) for item, output in batch]
+
+    # after scoring
+    def summarise(self, samples: Sequence[ScoredSample], *, failed: int = 0,
+                  max_failed: int = 0, retry_hint: str = "", judgements: int = 0,
+                  last_error: str | None = None,
+                  endpoint_failure: str | None = None) -> RunResult:
+        """Summary and null reasons; past ``max_failed`` failed judgements the judged
+        metrics are withheld with ``retry_hint``; after an endpoint failure a judged metric
+        left without any judgement says why (the hint), even within ``max_failed``."""
+        benchmark, options, judged = self.benchmark, self.options, self.judged
+        summary = benchmark.summarise(samples, options, judged)
+        reasons = benchmark.explain_nulls(samples, options, judged, summary)
+        values, reasons = benchmark.withhold_judged_metrics(
+            summary, reasons, options, judged, failed=failed, max_failed=max_failed,
+            retry_hint=retry_hint)
+        judge_failed = judged and failed > max_failed
+        if judged and endpoint_failure is not None and not judge_failed:
+            for spec in benchmark.metric_specs:
+                if spec.judge and spec.name in reasons:
+                    reasons[spec.name] = retry_hint
+                    judge_failed = True
+            headline = self.headline
+            if headline in reasons and SUITE_SCORE in reasons:
+                reasons[SUITE_SCORE] = f"the headline {headline} is null: {reasons[headline]}"
+        return RunResult(values, reasons, self.headline, judgements, failed, last_error,
+                         judge_failed)
+
+
+def check_judge_cache(benchmark: Benchmark, path: Any) -> None:
+    """Open the judge cache before any generation: an unusable path (a folder, read-only,
+    a full disk) is one line now, not an error at every judgement."""
+    from condambig_metrics.judge import JudgeCache
+
+    try:
+        JudgeCache.check(path)
+    except ValueError as error:  # JudgeCacheError: names the path and what to set
+        raise CondambigError(f"{benchmark.name}: {error}") from None
