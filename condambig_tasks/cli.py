@@ -206,7 +206,7 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
         "null_reasons": reasons,
     }
     if args.bootstrap_resamples:
-        estimates = uncertainty.uncertainty(benchmark, samples, options, judged,
+        estimates = uncertainty.uncertainty(benchmark, samples, options, run.judged,
                                             resamples=args.bootstrap_resamples, seed=args.seed)
         result["stderr"], result["ci95"] = uncertainty.estimates_json(estimates, metrics)
         result["uncertainty"] = uncertainty.describe(benchmark, samples,
