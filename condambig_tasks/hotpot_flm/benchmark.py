@@ -162,7 +162,7 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
 
     name = "hotpot_flm"
     title = "HotpotQA-FLM"
-    version = "3-A"
+    version = "3-B"
     variants = (
         Variant("hotpot_flm", "the full HotpotQA distractor validation set (7,404 examples, "
                 "§5.1)", {"split": "full"}),
