@@ -64,7 +64,6 @@ class OptionSpec:
         return _plain(self.default)
 
 
-
 @functools.cache
 def option_specs(kind: type) -> tuple[OptionSpec, ...]:
     """One :class:`OptionSpec` per init field of the options dataclass ``kind``."""
