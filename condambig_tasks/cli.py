@@ -18,7 +18,6 @@ import argparse
 import dataclasses
 import json
 import sys
-import typing
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -41,6 +40,7 @@ from condambig_tasks.benchmark import (
 )
 from condambig_tasks.data import recording_sources
 from condambig_tasks.errors import CondambigError, PredictionFileError
+from condambig_tasks.options import option_specs
 from condambig_tasks.progress import Progress, show_project_logs
 from condambig_tasks.provenance import provenance_block
 from condambig_tasks.run import BenchmarkRun, EnvironmentJudge, judge_wanted
@@ -76,23 +76,19 @@ def _add_arguments(parser: argparse.ArgumentParser, benchmark: Benchmark) -> Non
         parser.add_argument("--ref", type=Path, metavar="FILE",
                             help="reference data in the upstream format (default: the "
                                  "configured data source)")
-    hints = typing.get_type_hints(benchmark.options_type)
-    for option in dataclasses.fields(benchmark.options_type):
-        flags = [f"--{option.name.replace('_', '-')}", *option.metadata.get("cli", ())]
-        annotation = hints[option.name]
-        kind = [a for a in typing.get_args(annotation) if a is not type(None)] or [annotation]
-        help_text = option.metadata.get("help", "")
-        default = json_safe(option.default) if option.default is not dataclasses.MISSING \
-            else None
-        if kind[0] is bool:
+    # default=None: a flag not given leaves the option to the log (--from-log), the
+    # environment (CONDAMBIG_FLM_*) or the declared default shown in the help
+    for option in option_specs(benchmark.options_type):
+        flags = [f"--{option.name.replace('_', '-')}", *option.flags]
+        help_text = f"{option.help} (default {option.default_value})"
+        if option.kind is bool:
             parser.add_argument(*flags, dest=option.name, default=None,
-                                action=argparse.BooleanOptionalAction,
-                                help=f"{help_text} (default {default})")
+                                action=argparse.BooleanOptionalAction, help=help_text)
         else:
-            choices = option.metadata.get("choices")
+            choices = None if option.allowed is None else [str(v) for v in option.allowed]
             parser.add_argument(*flags, dest=option.name, default=None,
                                 metavar=None if choices else "VALUE", choices=choices,
-                                help=f"{help_text} (default {default})")
+                                help=help_text)
     if benchmark.uses_judge:
         cli_judge.add_judge_arguments(parser)
     parser.add_argument("--limit", type=int, metavar="N",

@@ -15,27 +15,24 @@ a plain key goes to every task that has that option.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from condambig_tasks import registry, settings
 from condambig_tasks.benchmark import Benchmark
 from condambig_tasks.errors import ConfigurationError
+from condambig_tasks.options import option_specs, suggestion
 
 logger = logging.getLogger("condambig")
 
 # keys lm-eval itself puts into a task's metadata (lm_eval/tasks/_factory.py, the YAMLs'
 # ``metadata: {version}``), and the provenance block this project records there
 FRAMEWORK_KEYS = frozenset({"version", "config_source", "provenance"})
-# a close key counts as a typo from this similarity on (difflib ratio; ``judge_modle`` ~
-# ``judge_model`` 0.91, ``spilt`` ~ ``split`` 0.8)
-CLOSE_MATCH_CUTOFF = 0.8
 
 _warned: set[str] = set()
 
@@ -75,7 +72,7 @@ def resolve_lm_eval_options(benchmark: Benchmark, metadata: Mapping[str, Any],
         raise ConfigurationError(
             f"--metadata {benchmark.name}: {', '.join(map(repr, unknown))} "
             f"{'is not an option' if len(unknown) == 1 else 'are not options'} of "
-            f"{benchmark.name}{_suggestion(unknown[0], fields_ | judge_keys)}; its options: "
+            f"{benchmark.name}{suggestion(unknown[0], fields_ | judge_keys)}; its options: "
             f"{', '.join(sorted(fields_ | judge_keys))}")
     _warn_close_keys(plain)
 
@@ -100,7 +97,7 @@ def resolve_lm_eval_options(benchmark: Benchmark, metadata: Mapping[str, Any],
 
 def option_fields(benchmark: Benchmark) -> set[str]:
     """The option names of a benchmark (its options dataclass's fields)."""
-    return {f.name for f in fields(benchmark.options_type) if f.init}
+    return {spec.name for spec in option_specs(benchmark.options_type)}
 
 
 @functools.cache
@@ -133,16 +130,11 @@ def _warn_close_keys(plain: Mapping[str, Any]) -> None:
         # only prefix (agent_device, hub_revision); a typo is the same word misspelt
         if any(name.endswith("_" + key) for name in known):
             continue
-        suggestion = _suggestion(key, known)
-        if suggestion:
+        hint = suggestion(key, known)
+        if hint:
             _warned.add(key)
             logger.warning("--metadata %r is not a condambig option and is ignored%s",
-                           key, suggestion)
-
-
-def _suggestion(key: str, known: set[str] | frozenset[str]) -> str:
-    match = difflib.get_close_matches(key, sorted(known), n=1, cutoff=CLOSE_MATCH_CUTOFF)
-    return f" (did you mean {match[0]!r}?)" if match else ""
+                           key, hint)
 
 
 def _scope_hint(benchmark: str, given: Mapping[str, Any]) -> str:

@@ -15,10 +15,14 @@ from __future__ import annotations
 from inspect_ai import Task, task
 
 from condambig._factory import benchmark_task
-from condambig_tasks.abg_coqa.benchmark import DEFAULT_SPLIT, DEFAULT_SUBTASK, MAX_TOKENS
+from condambig_tasks.abg_coqa.benchmark import MAX_TOKENS, AbgCoQAOptions
+from condambig_tasks.abg_coqa.loader import AbgSplit
+from condambig_tasks.abg_coqa.records import Subtask
+
+_DEFAULT = AbgCoQAOptions()
 
 
-def _task(subtask: str, split: str, max_tokens: int, judge: bool = True,
+def _task(subtask: Subtask, split: AbgSplit, max_tokens: int, judge: bool = True,
           judge_max_failed: int | None = None) -> Task:
     return benchmark_task("abg_coqa", {"subtask": subtask, "split": split}, judge=judge,
                           max_tokens=max_tokens, dataset_name=f"abg_coqa_{subtask}",
@@ -26,13 +30,13 @@ def _task(subtask: str, split: str, max_tokens: int, judge: bool = True,
 
 
 @task
-def abg_coqa_detection(split: str = DEFAULT_SPLIT, max_tokens: int = MAX_TOKENS) -> Task:
+def abg_coqa_detection(split: AbgSplit = _DEFAULT.split, max_tokens: int = MAX_TOKENS) -> Task:
     """Every turn: answer it, or reply AMBIGUOUS (ambiguity P/R/F1, answer F1)."""
     return _task("detection", split, max_tokens)
 
 
 @task
-def abg_coqa_clarification(split: str = DEFAULT_SPLIT, max_tokens: int = MAX_TOKENS,
+def abg_coqa_clarification(split: AbgSplit = _DEFAULT.split, max_tokens: int = MAX_TOKENS,
                            judge: bool = True, judge_max_failed: int | None = None) -> Task:
     """Ambiguous turns: ask one clarification question (corpus BLEU-1..4; with a ``grader``
     role and ``judge`` on, the judge's helpfulness rate; ``judge_max_failed`` failed
@@ -42,14 +46,14 @@ def abg_coqa_clarification(split: str = DEFAULT_SPLIT, max_tokens: int = MAX_TOK
 
 
 @task
-def abg_coqa_clarified_qa(split: str = DEFAULT_SPLIT, max_tokens: int = MAX_TOKENS) -> Task:
+def abg_coqa_clarified_qa(split: AbgSplit = _DEFAULT.split, max_tokens: int = MAX_TOKENS) -> Task:
     """One sample per (ambiguous turn, clarification reply): answer as clarified (CoQA F1)."""
     return _task("clarified_qa", split, max_tokens)
 
 
 @task
-def abg_coqa(subtask: str = DEFAULT_SUBTASK, split: str = DEFAULT_SPLIT,
+def abg_coqa(subtask: Subtask = _DEFAULT.subtask, split: AbgSplit = _DEFAULT.split,
              max_tokens: int = MAX_TOKENS, judge: bool = True,
              judge_max_failed: int | None = None) -> Task:
-    """One Abg-CoQA subtask by name: detection, clarification or clarified_qa."""
+    """One Abg-CoQA subtask by name."""
     return _task(subtask, split, max_tokens, judge, judge_max_failed)

@@ -9,43 +9,47 @@ from __future__ import annotations
 from inspect_ai import Task, task
 
 from condambig._factory import benchmark_task
+from condambig_metrics.judge import JudgeWeighting
+from condambig_tasks.condambigqa.benchmark import CondAmbigQAOptions, Matching
+from condambig_tasks.condambigqa.loader import Release
+from condambig_tasks.condambigqa.records import Setting
+from condambig_tasks.options import option_values
+
+_DEFAULT = CondAmbigQAOptions()
 
 
 @task
 def condambigqa(
-    setting: str = "main",
-    release: str = "2k",
-    max_conditions: int = 5,
+    setting: Setting = _DEFAULT.setting,
+    release: Release = _DEFAULT.release,
+    max_conditions: int = _DEFAULT.max_conditions,
     judge: bool = True,
-    matching: str = "judge",
-    judge_weighting: str = "condambig",
+    matching: Matching = _DEFAULT.matching,
+    judge_weighting: JudgeWeighting = _DEFAULT.judge_weighting,
     max_tokens: int | None = None,
-    hub_revision: str | None = None,
+    hub_revision: str | None = _DEFAULT.hub_revision,
     judge_max_failed: int | None = None,
 ) -> Task:
     """CondAmbigQA (Li et al.): conditions, answers and citations for ambiguous questions.
 
     Args:
-        setting: main | gold_conditions | no_conditions | closed_book | closed_book_conditions.
-        release: "2k" (2,000 questions) or "200" (the original release); a local
+        setting: the paper's experimental setting.
+        release: 2,000 questions or the original 200; a local
             CONDAMBIG_DATA_DIR/condambigqa/ folder takes precedence.
-        max_conditions: the N of "up to N conditions" in the prompt (paper: 5).
+        max_conditions: the N of "up to N conditions" in the prompt (1..10; paper: 5).
         judge: score conditions/answers with the `grader` role when one is set.
-        matching: "judge" (the paper's weighted matching) or "exact" (citations, then
-            answer token F1).
-        judge_weighting: "condambig" (default: expectation over the 0-10 alternatives at
-            the score token) or "deepeval" (DeepEval's G-Eval rule, the paper's judge).
+        matching: the paper's weighted judge matching, or citations then answer token F1.
+        judge_weighting: the expectation over the 0-10 alternatives at the score token, or
+            DeepEval's G-Eval rule (the paper's judge).
         max_tokens: generation budget (default: per setting, 512-1536).
         hub_revision: a Hugging Face commit sha to pin the dataset.
         judge_max_failed: how many judgements may finally fail before the judged metrics
             and the headline are withheld (NaN, the reason in the log's
             ``null_reasons``); default ``CONDAMBIG_JUDGE_MAX_FAILED``, else 0.
     """
+    options = option_values(CondAmbigQAOptions, locals())
     return benchmark_task(
-        "condambigqa",
-        {"setting": setting, "release": release, "max_conditions": max_conditions,
-         "matching": matching, "judge_weighting": judge_weighting,
-         "hub_revision": hub_revision},
-        judge=judge, max_tokens=max_tokens, dataset_name=f"condambigqa_{setting}",
+        "condambigqa", options, judge=judge, max_tokens=max_tokens,
+        dataset_name=f"condambigqa_{getattr(setting, 'value', setting)}",
         judge_max_failed=judge_max_failed,
     )

@@ -11,23 +11,26 @@ from __future__ import annotations
 from inspect_ai import Task, task
 
 from condambig._factory import benchmark_task
-from condambig_tasks.conditionalqa.benchmark import DEFAULT_MAX_DOCUMENT_WORDS
+from condambig_tasks.conditionalqa.benchmark import ConditionalQAOptions, TaskSplit
+
+_DEFAULT = ConditionalQAOptions()
 
 
 @task
 def conditionalqa(
-    split: str = "dev",
-    max_document_words: int | None = DEFAULT_MAX_DOCUMENT_WORDS,
+    split: TaskSplit = _DEFAULT.split,
+    max_document_words: int | None = _DEFAULT.max_document_words,
     max_tokens: int | None = None,
 ) -> Task:
     """ConditionalQA zero-shot.
 
     Args:
-        split: dev (285 questions) or train.
+        split: the question split (dev: 285 questions).
         max_document_words: word budget per document (0 or None = whole documents).
         max_tokens: generation budget for the JSON reply (default 512; raise it for
             reasoning models).
     """
+    # None means whole documents; benchmark_task drops None values, so it travels as 0
     words = 0 if max_document_words is None else max_document_words
     return benchmark_task("conditionalqa", {"split": split, "max_document_words": words},
                           max_tokens=max_tokens, dataset_name=f"conditionalqa_{split}")

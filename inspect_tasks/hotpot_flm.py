@@ -18,6 +18,8 @@ temperature: 0}'`` or, for ``hf/`` models, ``model_args: {do_sample: false}``.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from inspect_ai import Task, task
 from inspect_ai.model import ModelOutput
 from inspect_ai.solver import (
@@ -31,63 +33,61 @@ from inspect_ai.solver import (
 )
 
 from condambig._factory import benchmark_task
+from condambig_tasks import registry
 from condambig_tasks.errors import ConfigurationError
-from condambig_tasks.hotpot_flm.loader import Split, parse_split
-from condambig_tasks.hotpot_flm.prompts import QUESTION_PROMPTS, question_system_message
+from condambig_tasks.hotpot_flm.benchmark import FlmOptions
+from condambig_tasks.hotpot_flm.hf_models import Dtype
+from condambig_tasks.hotpot_flm.loader import Split
+from condambig_tasks.hotpot_flm.prompts import QuestionPrompt, question_system_message
+from condambig_tasks.options import coerce, option_values
 
-QUESTIONERS = ("model", "repeater", "human")
+# who asks: the model under evaluation, or a baseline (an Inspect-only choice, no option)
+Questioner = Literal["model", "repeater", "human"]
+_DEFAULT = FlmOptions()
 
 
 @task
 def hotpot_flm(
-    split: str = "full",
-    questioner: str = "model",
-    answering_agent: str | None = None,
-    downstream_model: str | None = None,
+    split: Split = _DEFAULT.split,
+    questioner: Questioner = "model",
+    answering_agent: str | None = _DEFAULT.answering_agent,
+    downstream_model: str | None = _DEFAULT.downstream_model,
+    # None: $CONDAMBIG_FLM_DEVICE / _DTYPE / _BATCH_SIZE / _CACHE, else the declared default
     agent_device: str | None = None,
-    agent_dtype: str | None = None,
+    agent_dtype: Dtype | None = None,
     agent_batch_size: int | None = None,
-    downstream_max_new_tokens: int | None = None,
-    downstream_cut_last_token: bool | None = None,
+    downstream_max_new_tokens: int = _DEFAULT.downstream_max_new_tokens,
+    downstream_cut_last_token: bool = _DEFAULT.downstream_cut_last_token,
     downstream_cache: bool | None = None,
-    mask_seed: int | None = None,
-    question_prompt: str = "default",
+    mask_seed: int = _DEFAULT.mask_seed,
+    question_prompt: QuestionPrompt = _DEFAULT.question_prompt,
 ) -> Task:
     """HotpotQA-FLM.
 
     Args:
-        split: ``full`` (HotpotQA distractor validation) or ``test`` (the 400 annotated rows).
-        questioner: ``model`` (the model under evaluation asks), ``repeater`` (asks the task
-            itself) or ``human`` (the annotator's question; test split only).
+        split: HotpotQA distractor validation (full) or the 400 annotated rows (test).
+        questioner: the model under evaluation asks, or a baseline: the task itself
+            (repeater) or the annotator's question (human; test split only).
         answering_agent: local checkpoint (hub name or path) for the yes/no answering agent.
         downstream_model: local checkpoint for the downstream model.
         agent_device, agent_dtype, agent_batch_size: how local checkpoints run.
-        downstream_max_new_tokens: max_new_tokens of the downstream model (default 10).
+        downstream_max_new_tokens: max_new_tokens of the downstream model.
         downstream_cut_last_token: drop each downstream answer's last generated token, as
-            the authors' code does (default on: at most 9 answer tokens kept).
-        downstream_cache: keep downstream answers on disk (default on).
-        mask_seed: masking seed of the full split (default 0).
-        question_prompt: ``default`` (prompt 3 as one text) or ``llama3_chat`` (the
-            authors' Llama 3 layout; its system message is added before generation).
+            the authors' code does (at most 9 answer tokens kept).
+        downstream_cache: keep downstream answers on disk.
+        mask_seed: masking seed of the full split.
+        question_prompt: prompt 3 as one text, or the authors' Llama 3 layout (its system
+            message is added before generation).
     """
-    if questioner not in QUESTIONERS:
-        raise ConfigurationError(f"questioner must be one of {', '.join(QUESTIONERS)}, got {questioner!r}")
-    if questioner == "human" and parse_split(split) is not Split.TEST:
+    values = option_values(FlmOptions, locals())
+    questioner = coerce(Questioner, questioner, "hotpot_flm option questioner")
+    options = registry.get("hotpot_flm").options(values)
+    if questioner == "human" and options.split is not Split.TEST:
         raise ConfigurationError("questioner=human needs -T split=test (only the test set has q2_gt)")
-    if question_prompt not in QUESTION_PROMPTS:
-        raise ConfigurationError(
-            f"question_prompt must be one of {', '.join(QUESTION_PROMPTS)}, got {question_prompt!r}")
     return benchmark_task(
-        "hotpot_flm",
-        {"split": split, "answering_agent": answering_agent,
-         "downstream_model": downstream_model, "agent_device": agent_device,
-         "agent_dtype": agent_dtype, "agent_batch_size": agent_batch_size,
-         "downstream_max_new_tokens": downstream_max_new_tokens,
-         "downstream_cut_last_token": downstream_cut_last_token,
-         "downstream_cache": downstream_cache, "mask_seed": mask_seed,
-         "question_prompt": question_prompt},
-        solver=question_solver(questioner, question_system_message(question_prompt)),
-        metadata={"split": parse_split(split).value, "questioner": questioner},
+        "hotpot_flm", values,
+        solver=question_solver(questioner, question_system_message(options.question_prompt)),
+        metadata={"split": options.split.value, "questioner": questioner},
     )
 
 

@@ -146,3 +146,21 @@ def test_inspect_without_agents_fails_before_generating(tmp_path, fixture_data_d
     assert "condambig:" in tail and "no-such-agent" in tail, tail
     assert "Traceback" not in result.stderr
     assert not list((tmp_path / "logs").glob("*.eval"))  # no eval started, nothing generated
+
+
+@pytest.mark.e2e
+def test_inspect_refuses_a_value_outside_the_options_type(tmp_path, fixture_data_dir):
+    """``-T`` values meet the options' one validation: one line listing the allowed values."""
+    from tests.conftest import executable
+
+    result = subprocess.run(
+        [executable("inspect"), "eval", "condambig/abg_coqa", "--model", "none",
+         "-T", "subtask=detect", "--log-dir", str(tmp_path / "logs")],
+        capture_output=True, text=True, cwd=tmp_path, timeout=600,
+        env=_cli_env(CONDAMBIG_DATA_DIR=str(fixture_data_dir)))
+    assert result.returncode != 0
+    tail = "\n".join(result.stderr.strip().splitlines()[-3:])
+    assert ("condambig: abg_coqa option subtask must be one of detection, clarification, "
+            "clarified_qa; got 'detect' (did you mean 'detection'?)") in tail, tail
+    assert "Traceback" not in result.stderr
+    assert not list((tmp_path / "logs").glob("*.eval"))

@@ -29,8 +29,10 @@ def _project_lines(result: subprocess.CompletedProcess) -> list[str]:
 
 
 @pytest.mark.parametrize(("metadata", "expected"), [
-    ({"setting": "gold"}, "one of main, gold_conditions, no_conditions, closed_book, "
-                          "closed_book_conditions), got 'gold'"),
+    ({"setting": "gold"}, "setting must be one of main, gold_conditions, no_conditions, "
+                          "closed_book, closed_book_conditions; got 'gold'"),
+    ({"matching": "exatc"}, "matching must be one of judge, exact; got 'exatc' (did you "
+                            "mean 'exact'?)"),
     ({"setting": "gold_conditions"}, "use --tasks condambigqa_gold_conditions"),
 ])
 def test_a_setting_the_task_cannot_honour_ends_the_run_in_one_line(tmp_path, metadata,

@@ -20,8 +20,8 @@ from condambig_tasks import settings
 from condambig_tasks.abg_coqa.judge import JUDGE_METRICS, clarification_request, judgement_values
 from condambig_tasks.abg_coqa.loader import (
     ASSET,
-    SPLITS,
     AbgCoQADataConfig,
+    AbgSplit,
     load_turns,
     normalise_record,
     parse_file,
@@ -29,7 +29,7 @@ from condambig_tasks.abg_coqa.loader import (
 )
 from condambig_tasks.abg_coqa.parser import read_structured_predictions
 from condambig_tasks.abg_coqa.prompts import AMBIGUOUS_LABEL, build_prompt
-from condambig_tasks.abg_coqa.records import SUBTASKS
+from condambig_tasks.abg_coqa.records import Subtask
 from condambig_tasks.abg_coqa.samples import AbgCoQASample, build_samples
 from condambig_tasks.abg_coqa.scoring import (
     BLEU_METRICS,
@@ -52,14 +52,13 @@ from condambig_tasks.benchmark import (
     plain_summary,
 )
 from condambig_tasks.data import DataUnavailableError, read_json
-from condambig_tasks.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from condambig_tasks.uncertainty import CorpusStatistics
 
 MAX_TOKENS = 128
-DEFAULT_SUBTASK = "detection"
-DEFAULT_SPLIT = "test"
+DEFAULT_SUBTASK: Subtask = "detection"
+DEFAULT_SPLIT: AbgSplit = "test"
 # items per (split, subtask) of the upstream files: every turn (detection), the ambiguous
 # turns (clarification), one per (ambiguous turn, reply) (clarified_qa); test's clarified_qa
 # and train's are not counted
@@ -77,18 +76,13 @@ SUBTASK_METRICS: dict[str, tuple[str, ...]] = {
 
 @dataclass(frozen=True)
 class AbgCoQAOptions:
-    subtask: str = field(default=DEFAULT_SUBTASK, metadata={
-        "help": "detection, clarification or clarified_qa", "choices": list(SUBTASKS)})
-    split: str = field(default=DEFAULT_SPLIT, metadata={
-        "help": "data split (the paper reports test)", "choices": list(SPLITS)})
+    """A run's options; allowed values are the types' (:mod:`condambig_tasks.options`)."""
 
-    def __post_init__(self) -> None:
-        if self.subtask not in SUBTASKS:
-            raise ConfigurationError(
-                f"abg_coqa: unknown subtask {self.subtask!r}; choose one of {', '.join(SUBTASKS)}.")
-        if self.split not in SPLITS:
-            raise ConfigurationError(
-                f"abg_coqa: unknown split {self.split!r}; choose one of {', '.join(SPLITS)}.")
+    subtask: Subtask = field(default=DEFAULT_SUBTASK, metadata={
+        "help": "the subtask: answer or flag ambiguity, ask for clarification, or answer "
+                "once clarified"})
+    split: AbgSplit = field(default=DEFAULT_SPLIT, metadata={
+        "help": "data split (the paper reports test)"})
 
 
 class AbgCoQA(Benchmark[AbgCoQAOptions, AbgCoQASample]):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 from condambig_tasks.abg_coqa.records import (
     AbgCoQATurn,
@@ -22,7 +22,8 @@ from condambig_tasks.data import CorruptDataError, fetch_pinned, local_files, re
 
 BENCHMARK = "Abg-CoQA"
 FOLDER = "abg_coqa"
-SPLITS = ("train", "val", "test")
+AbgSplit = Literal["train", "val", "test"]
+SPLITS: tuple[str, ...] = get_args(AbgSplit)
 UPSTREAM_BASE = "https://raw.githubusercontent.com/MeiqiGuo/AKBC2021-Abg-CoQA/main/abg-coqa/"
 # sha256 of the upstream files. val: computed from a byte-identical copy of the upstream file.
 # train/test: not recorded (this project was built without access to GitHub); the download is

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, get_args
 
-SUBTASKS = ("detection", "clarification", "clarified_qa")
+Subtask = Literal["detection", "clarification", "clarified_qa"]
+SUBTASKS: tuple[str, ...] = get_args(Subtask)
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from condambig_metrics.judge import DEFAULT_JUDGE_WEIGHTING, JUDGE_WEIGHTINGS
+from condambig_metrics.judge import DEFAULT_JUDGE_WEIGHTING, JudgeWeighting
 from condambig_tasks import settings
 from condambig_tasks.benchmark import (
     CORPUS,
@@ -38,11 +38,14 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("condambig.condambigqa")
 
-MATCHING_RULES = ("judge", "exact")
+# "judge": maximise the per-setting weighted judge/citation score (the paper's rule);
+# "exact": match on citation score, then answer token F1 (the rule used without a judge)
+Matching = Literal["judge", "exact"]
 DEFAULT_SETTING = Setting.MAIN
 DEFAULT_RELEASE = Release.TWO_K
 DEFAULT_MAX_CONDITIONS = 5  # the paper's "up to FIVE conditions"
-DEFAULT_MATCHING = "judge"
+MAX_CONDITIONS_RANGE = range(1, 11)  # the prompt spells 1..10 as words (prompts.NUMBER_WORDS)
+DEFAULT_MATCHING: Matching = "judge"
 
 # Generation budget: five conditions with detailed answers run to ~1,000 tokens; lm-eval's
 # default of 256 would truncate them into parse failures.
@@ -65,56 +68,38 @@ _MAIN_ONLY_METRICS = ("combined_score", "balanced_condition", "balanced_citation
 
 @dataclass(frozen=True)
 class CondAmbigQAOptions:
+    """A run's options; allowed values are the types' (:mod:`condambig_tasks.options`)."""
+
     setting: Setting = field(default=DEFAULT_SETTING, metadata={
-        "help": "the paper's experimental setting (one lm-eval task each)",
-        "choices": [s.value for s in Setting]})
+        "help": "the paper's experimental setting (one lm-eval task each)"})
     release: Release = field(default=DEFAULT_RELEASE, metadata={
         "help": "2k (2,000 questions) or 200 (the original release); a local "
-                "CONDAMBIG_DATA_DIR/condambigqa/ folder takes precedence",
-        "choices": [r.value for r in Release]})
+                "CONDAMBIG_DATA_DIR/condambigqa/ folder takes precedence"})
     max_conditions: int = field(default=DEFAULT_MAX_CONDITIONS, metadata={
-        "help": "the N in 'up to N conditions' of the prompt (1..10)"})
-    # "judge": maximise the per-setting weighted judge/citation score (the paper's rule);
-    # "exact": match on citation score, then answer token F1 (the rule used without a judge)
-    matching: str = field(default=DEFAULT_MATCHING, metadata={
+        "help": f"the N in 'up to N conditions' of the prompt ({MAX_CONDITIONS_RANGE.start}.."
+                f"{MAX_CONDITIONS_RANGE.stop - 1})"})
+    matching: Matching = field(default=DEFAULT_MATCHING, metadata={
         "help": "judge: the paper's weighted matching; exact: citations, then answer token "
-                "F1 (always used without a judge)",
-        "choices": list(MATCHING_RULES)})
+                "F1 (always used without a judge)"})
     # "condambig" (default): this project's rule; "deepeval": DeepEval's G-Eval rule, the
     # paper's judge (see condambig_metrics.judge.scoring)
-    judge_weighting: str = field(default=DEFAULT_JUDGE_WEIGHTING, metadata={
+    judge_weighting: JudgeWeighting = field(default=DEFAULT_JUDGE_WEIGHTING, metadata={
         "help": "how judge scores are weighted by token probabilities: condambig (the "
                 "expectation over the 0-10 alternatives at the score token) or deepeval "
-                "(DeepEval's G-Eval rule, as in the paper)",
-        "choices": list(JUDGE_WEIGHTINGS)})
+                "(DeepEval's G-Eval rule, as in the paper)"})
     hub_revision: str | None = field(default=None, metadata={
         "help": "Hugging Face commit sha to pin the dataset (default: the revision in "
                 "loader.HUB_SOURCES)"})
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "setting", _choice(Setting, self.setting, "setting"))
-        object.__setattr__(self, "release", _choice(Release, self.release, "release"))
-        if not 1 <= int(self.max_conditions) <= 10:
-            raise ValueError(f"max_conditions must be 1..10, got {self.max_conditions}")
-        object.__setattr__(self, "max_conditions", int(self.max_conditions))
-        if self.matching not in MATCHING_RULES:
-            raise ValueError(f"CondAmbigQA matching must be one of {', '.join(MATCHING_RULES)}; "
-                             f"got {self.matching!r}")
-        if self.judge_weighting not in JUDGE_WEIGHTINGS:
-            raise ValueError("CondAmbigQA judge_weighting must be one of "
-                             f"{', '.join(JUDGE_WEIGHTINGS)}; got {self.judge_weighting!r}")
+        # the one range a type cannot say
+        if self.max_conditions not in MAX_CONDITIONS_RANGE:
+            raise ValueError(f"max_conditions must be {MAX_CONDITIONS_RANGE.start}.."
+                             f"{MAX_CONDITIONS_RANGE.stop - 1}, got {self.max_conditions}")
 
     @property
     def prompt_options(self) -> PromptOptions:
         return PromptOptions(max_conditions=self.max_conditions)
-
-
-def _choice(kind, value, name: str):
-    try:
-        return kind(value)
-    except ValueError:
-        allowed = ", ".join(member.value for member in kind)
-        raise ValueError(f"CondAmbigQA {name} must be one of {allowed}; got {value!r}") from None
 
 
 # the paper's judge: gpt-4o-mini through DeepEval's G-Eval (Li et al.; innovation64/

@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from condambig_metrics.conditionalqa import BREAKDOWNS, question_categories, score_question
 from condambig_tasks.benchmark import SUM, Benchmark, MetricSpec, Paper, ScoredSample, Variant
@@ -45,7 +45,7 @@ DEFAULT_MAX_DOCUMENT_WORDS = 4000
 """Word budget per document: with tags and numbering about 6-7k tokens, so the prompt fits
 an 8k-token context window; 0 shows whole documents (up to 9,230 words, paper §4.1)."""
 
-TASK_SPLITS = ("dev", "train")
+TaskSplit = Literal["dev", "train"]
 # questions per split (Sun et al., 2022, §4.5)
 SPLIT_SIZES = {"train": 2338, "dev": 285}
 """Splits with public answers (``test_no_answer`` has none to score against)."""
@@ -68,20 +68,18 @@ _BREAKDOWN_DESCRIPTIONS = {
 
 @dataclass(frozen=True)
 class ConditionalQAOptions:
-    split: str = field(
+    """A run's options; allowed values are the types' (:mod:`condambig_tasks.options`)."""
+
+    split: TaskSplit = field(
         default="dev",
-        metadata={"help": "question split (test_no_answer has no public answers)",
-                  "choices": list(TASK_SPLITS)})
+        metadata={"help": "question split (test_no_answer has no public answers)"})
     max_document_words: int | None = field(
         default=DEFAULT_MAX_DOCUMENT_WORDS,
         metadata={"help": "word budget per document, 0 = whole documents; raw outputs are "
                           "scored with the budget they were produced with"})
 
     def __post_init__(self) -> None:
-        if self.split not in TASK_SPLITS:
-            raise ConfigurationError(
-                f"ConditionalQA split {self.split!r} cannot be scored; use one of {TASK_SPLITS} "
-                "(test_no_answer.json has no public answers).")
+        # the one range a type cannot say
         if self.max_document_words is not None and self.max_document_words < 0:
             raise ConfigurationError("max_document_words must be >= 0 (0 = whole documents)")
         if self.max_document_words == 0:

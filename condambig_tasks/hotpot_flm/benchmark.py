@@ -44,14 +44,14 @@ from condambig_tasks.hotpot_flm.agents import (
 from condambig_tasks.hotpot_flm.cache import AnswerCache, NoCache, ScoreCache
 from condambig_tasks.hotpot_flm.hf_models import (
     DEFAULT_DTYPE,
-    DTYPES,
     CheckpointSpec,
+    Dtype,
     check_checkpoint_available,
 )
-from condambig_tasks.hotpot_flm.loader import Split, load_examples, parse_split
+from condambig_tasks.hotpot_flm.loader import Split, load_examples
 from condambig_tasks.hotpot_flm.masking import DEFAULT_MASK_SEED
 from condambig_tasks.hotpot_flm.pipeline import ExampleOutcome, in_worker_thread, run_pipeline
-from condambig_tasks.hotpot_flm.prompts import QUESTION_PROMPTS, clean_question, question_prompt
+from condambig_tasks.hotpot_flm.prompts import QuestionPrompt, clean_question, question_prompt
 from condambig_tasks.hotpot_flm.questions import (
     BASELINES,
     QUESTION_FILE_FORMAT,
@@ -92,48 +92,46 @@ _CHECKPOINT_HELP = ("seq2seq or causal checkpoint, hub name or path (unset: ${va
 class FlmOptions:
     """Everything that configures a run. Unset checkpoints (None) are the bound Inspect
     role, else the paper's ``google/flan-t5-base``; ``CONDAMBIG_FLM_*`` variables fill what
-    is not given explicitly (see :meth:`HotpotFLM.options`)."""
+    is not given explicitly (field metadata ``environment``; see :meth:`HotpotFLM.options`).
+    Allowed values are the types' (:mod:`condambig_tasks.options`)."""
 
-    split: str = field(default=Split.FULL.value, metadata={
-        "help": "full: HotpotQA distractor validation; test: the 400 annotated rows",
-        "choices": [split.value for split in Split]})
+    split: Split = field(default=Split.FULL, metadata={
+        "help": "full: HotpotQA distractor validation; test: the 400 annotated rows"})
     answering_agent: str | None = field(default=None, metadata={
         "help": _CHECKPOINT_HELP.format(variable=settings.FLM_ANSWERING_AGENT_VARIABLE,
-                                        role=ANSWERER_ROLE)})
+                                        role=ANSWERER_ROLE),
+        "environment": settings.FLM_ANSWERING_AGENT_VARIABLE})
     downstream_model: str | None = field(default=None, metadata={
         "help": _CHECKPOINT_HELP.format(variable=settings.FLM_DOWNSTREAM_MODEL_VARIABLE,
-                                        role=DOWNSTREAM_ROLE)})
+                                        role=DOWNSTREAM_ROLE),
+        "environment": settings.FLM_DOWNSTREAM_MODEL_VARIABLE})
     agent_device: str = field(default="auto", metadata={
-        "help": "device of local agents: auto, cpu, cuda, cuda:N, mps", "cli": ("--device",)})
-    agent_dtype: str = field(default=DEFAULT_DTYPE, metadata={
+        "help": "device of local agents: auto, cpu, cuda, cuda:N, mps", "cli": ("--device",),
+        "environment": settings.FLM_DEVICE_VARIABLE})
+    agent_dtype: Dtype = field(default=DEFAULT_DTYPE, metadata={
         "help": "dtype of local agents (float32: the paper's; auto: bfloat16 on CUDA devices "
-                "that support it)", "cli": ("--dtype",), "choices": list(DTYPES)})
+                "that support it)", "cli": ("--dtype",),
+        "environment": settings.FLM_DTYPE_VARIABLE})
     agent_batch_size: int = field(default=DEFAULT_AGENT_BATCH_SIZE, metadata={
-        "help": "batch size of local agents", "cli": ("--batch-size",)})
+        "help": "batch size of local agents", "cli": ("--batch-size",),
+        "environment": settings.FLM_BATCH_SIZE_VARIABLE})
     downstream_max_new_tokens: int = field(default=DEFAULT_DOWNSTREAM_MAX_NEW_TOKENS, metadata={
         "help": "max_new_tokens of the downstream model's greedy generation"})
     downstream_cut_last_token: bool = field(default=True, metadata={
         "help": "drop the last generated token of each downstream answer, as the authors' "
                 "code does (10 new tokens keep at most 9)"})
-    question_prompt: str = field(default="default", metadata={
+    question_prompt: QuestionPrompt = field(default="default", metadata={
         "help": "C's prompt 3 layout: default (one text, as sent to GPT-4o) or llama3_chat "
-                "(the authors' Llama 3 instruction layout, with its system message)",
-        "choices": list(QUESTION_PROMPTS)})
+                "(the authors' Llama 3 instruction layout, with its system message)"})
     downstream_cache: bool = field(default=True, metadata={
         "help": "read and write the agent cache (downstream answers and candidate scores, "
-                "stored batch by batch: an interrupted run resumes)", "cli": ("--cache",)})
+                "stored batch by batch: an interrupted run resumes)", "cli": ("--cache",),
+        "environment": settings.FLM_CACHE_VARIABLE})
     mask_seed: int = field(default=DEFAULT_MASK_SEED, metadata={
         "help": "masking seed of the full split"})
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "split", parse_split(self.split).value)
-        if self.agent_dtype not in DTYPES:
-            raise ConfigurationError(
-                f"agent_dtype {self.agent_dtype!r} is not one of {', '.join(DTYPES)}")
-        if self.question_prompt not in QUESTION_PROMPTS:
-            raise ConfigurationError(
-                f"question_prompt {self.question_prompt!r} is not one of "
-                f"{', '.join(QUESTION_PROMPTS)}")
+        # the ranges a type cannot say
         if self.agent_batch_size < 1 or self.downstream_max_new_tokens < 1:
             raise ConfigurationError(
                 "agent_batch_size and downstream_max_new_tokens must be >= 1")
@@ -184,7 +182,7 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
     tags = ("clarification-questions", "multi-hop", "question-answering", "agents")
     category = "Reasoning"
     assets = (hotpotqa_source.ASSET, annotated.ASSET, AGENT_ASSET)
-    version = "3-A"
+    version = "3-B"
     variants = (
         Variant("hotpot_flm", "the full HotpotQA distractor validation set (7,404 examples, "
                 "§5.1)", {"split": "full"}),
@@ -300,7 +298,7 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
         answers = output.answers
         values: dict[str, float | None] = {
             **output.row,
-            "agent_fallback": float(not output.choice_valid),
+            "agent_fallback_rate": float(not output.choice_valid),
             "empty_question_rate": float(not output.question_asked),
         }
         details = {
@@ -380,7 +378,7 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
         rows = [s.values for s in samples
                 if all(s.values.get(key) is not None for key in ROW_KEYS)]
         corpus: dict[str, Any] = dict(summarise(rows)) if rows else {}
-        corpus["agent_fallback_rate"] = _rate(samples, "agent_fallback")
+        corpus["agent_fallback_rate"] = _rate(samples, "agent_fallback_rate")
         corpus["empty_question_rate"] = _rate(samples, "empty_question_rate")
         return {spec.name: finite_number(corpus.get(spec.name))
                 for spec in self.active_metrics(options, judged)}
@@ -433,7 +431,7 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
     def expected_size(self, options: FlmOptions) -> int:
         """Examples of the split's source: HotpotQA distractor validation's 7,405 questions
         (full; Toles et al. report n = 7,404), or the 400 annotated rows (test)."""
-        return FULL_SPLIT_SIZE if options.split == Split.FULL.value else TEST_SPLIT_SIZE
+        return FULL_SPLIT_SIZE if options.split is Split.FULL else TEST_SPLIT_SIZE
 
 
 def _flm_metrics(totals: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -14,13 +14,14 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 from condambig_tasks import settings
 from condambig_tasks.errors import ConfigurationError
 
-DTYPES = ("float32", "auto", "bfloat16", "float16")
-DEFAULT_DTYPE = "float32"  # the paper's numerics, on every device
+Dtype = Literal["float32", "auto", "bfloat16", "float16"]
+DTYPES: tuple[str, ...] = get_args(Dtype)
+DEFAULT_DTYPE: Dtype = "float32"  # the paper's numerics, on every device
 
 
 class AgentLoadError(ConfigurationError):

@@ -6,6 +6,7 @@ import hashlib
 import random
 import re
 from collections.abc import Sequence
+from typing import Literal, get_args
 
 from condambig_tasks.hotpot_flm.records import Fact, FlmExample
 from condambig_tasks.parsing import model_answer, strip_reasoning
@@ -22,7 +23,8 @@ DOWNSTREAM_SUFFIX = "\n\nAnswer in as few words as possible: "
 
 
 # The variants of C's prompt (option ``question_prompt``).
-QUESTION_PROMPTS = ("default", "llama3_chat")
+QuestionPrompt = Literal["default", "llama3_chat"]
+QUESTION_PROMPTS: tuple[str, ...] = get_args(QuestionPrompt)
 P3_INSTRUCTION = "What question can you ask to help you answer the final question?"
 # The system message of the authors' Llama 3 questioner (``Llama3_Secondary_Model``):
 # sent by the front end (Inspect adds it; lm-eval takes it as --system_instruction).

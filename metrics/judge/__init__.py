@@ -35,6 +35,7 @@ from condambig_metrics.judge.records import (
     JudgeRequest,
     JudgeResult,
     JudgeStats,
+    JudgeWeighting,
     TokenLogprobs,
 )
 from condambig_metrics.judge.scoring import (
@@ -49,6 +50,7 @@ __all__ = [
     "DEFAULT_BASE_URL",
     "DEFAULT_JUDGE_WEIGHTING",
     "JUDGE_WEIGHTINGS",
+    "JudgeWeighting",
     "WEIGHTING_CONDAMBIG",
     "WEIGHTING_DEEPEVAL",
     "JudgeBackend",

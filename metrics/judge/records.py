@@ -9,16 +9,16 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, get_args, runtime_checkable
 from urllib.parse import urlsplit
 
 # How a reply's score is weighted by the judge's token probabilities (``scoring.judge_reply``):
 # "condambig": expectation over the 0..10 alternatives at the token carrying the parsed score;
 # "deepeval": DeepEval's G-Eval rule (first token equal to the score's text, alternatives
 # under 1 % dropped, decimal tokens only), the judge of Li et al., CondAmbigQA.
-WEIGHTING_CONDAMBIG = "condambig"
-WEIGHTING_DEEPEVAL = "deepeval"
-JUDGE_WEIGHTINGS = (WEIGHTING_CONDAMBIG, WEIGHTING_DEEPEVAL)
+JudgeWeighting = Literal["condambig", "deepeval"]
+JUDGE_WEIGHTINGS: tuple[str, ...] = get_args(JudgeWeighting)
+WEIGHTING_CONDAMBIG, WEIGHTING_DEEPEVAL = JUDGE_WEIGHTINGS
 DEFAULT_JUDGE_WEIGHTING = WEIGHTING_CONDAMBIG
 # Judge requests in flight at once, for every front end: a fast local judge is limited by
 # the judge, not the client, well past this (``benchmarks/judge_throughput.py``), and a

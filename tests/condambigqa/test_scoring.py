@@ -194,7 +194,7 @@ def test_balanced_parts_are_means_of_per_question_parts_and_main_only():
     assert summary["balanced_citation"] == pytest.approx(0.949 / 2)
     assert summary["combined_score"] == pytest.approx((0.73 + 0.73 + 0.949) / 3 / 2)
     gold = parse_response(_output(("men", "Ben", [1])), Setting.GOLD_CONDITIONS, 5)
-    options = CondAmbigQAOptions(setting="gold_conditions")
+    options = CondAmbigQAOptions(setting=Setting.GOLD_CONDITIONS)
     names = [spec.name for spec in CondAmbigQA().active_metrics(options, judged=True)]
     assert not {"balanced_condition", "balanced_answer", "balanced_citation"} & set(names)
     plan = plan_judgements(Setting.GOLD_CONDITIONS, QUESTION, "P", gold)

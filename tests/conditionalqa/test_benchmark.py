@@ -40,8 +40,8 @@ def test_options_from_lm_eval_metadata_ignore_foreign_keys_and_coerce():
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"split": "test_no_answer"}, "no public answers"),
-        ({"split": "validation"}, "cannot be scored"),
+        ({"split": "test_no_answer"}, "split must be one of dev, train; got 'test_no_answer'"),
+        ({"split": "validation"}, "split must be one of dev, train; got 'validation'"),
         ({"max_document_words": "many"}, "must be int"),
         ({"max_document_words": -5}, ">= 0"),
     ],

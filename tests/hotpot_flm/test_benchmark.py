@@ -104,6 +104,10 @@ def test_a_reply_without_a_number_falls_back_and_is_counted(flm_data):
                                                 Runtime(roles=roles)))
     metrics = benchmark.summarise(samples, options, False)
     assert metrics["agent_fallback_rate"] == 1.0 and metrics["empty_question_rate"] == 1.0
+    # one name per concept: a sample's rate values carry their metric's name
+    rates = {spec.name for spec in benchmark.metric_specs if spec.name.endswith("_rate")}
+    per_sample = {key for key in samples[0].values if key.startswith(("agent_", "empty_"))}
+    assert per_sample == {"agent_fallback_rate", "empty_question_rate"} and per_sample <= rates
 
 
 def test_an_explicit_checkpoint_wins_over_a_bound_role(flm_data, tiny_t5):
@@ -137,7 +141,7 @@ def test_summary_of_nothing_is_null_and_recovery_undefined_is_null():
     row = {"f1_incomplete": 1.0, "f1_response": 1.0, "f1_complete": 1.0, "em_incomplete": 0.0,
            "em_response": 0.0, "em_complete": 1.0, "em_raw_incomplete": 0.0,
            "em_raw_response": 0.0, "em_raw_complete": 0.0, "masked_fact_returned": 1.0,
-           "agent_fallback": 0.0, "empty_question_rate": 0.0}
+           "agent_fallback_rate": 0.0, "empty_question_rate": 0.0}
     samples = [ScoredSample("a", row)]
     summary = benchmark.summarise(samples, options, False)
     # F1: complete 1.0 = incomplete 1.0 -> undefined; EM: (0 - 0) / (1 - 0) = 0;

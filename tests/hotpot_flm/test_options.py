@@ -42,8 +42,9 @@ def test_environment_then_explicit_values(flm_data, monkeypatch, tmp_path):
 @pytest.mark.parametrize(("key", "value", "message"), [
     ("agent_batch_size", "many", "must be int"),
     ("agent_batch_size", 0, ">= 1"),
-    ("agent_dtype", "int4", "not one of"),
-    ("split", "dev", "use 'full' or 'test'"),
+    ("agent_dtype", "int4", "agent_dtype must be one of float32, auto, bfloat16, float16; "
+                            "got 'int4'"),
+    ("split", "dev", "split must be one of full, test; got 'dev'"),
 ])
 def test_bad_values_say_which_option(flm_data, key, value, message):
     with pytest.raises(ValueError, match=message):
