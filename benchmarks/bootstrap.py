@@ -50,7 +50,7 @@ def hotpot_flm(rng: random.Random, count: int = 7_404) -> list[ScoredSample]:
         assert set(row) == set(ROW_KEYS)
         samples.append(ScoredSample(
             id=f"5a8b{index:020x}",
-            values={**row, "agent_fallback": float(rng.random() < 0.05),
+            values={**row, "agent_fallback_rate": float(rng.random() < 0.05),
                     "empty_question_rate": float(rng.random() < 0.02)},
             details={"question_asked": "What year was it founded?", "answer_incomplete": "x"}))
     return samples

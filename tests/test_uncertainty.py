@@ -235,7 +235,7 @@ def _hotpot_samples(rng: random.Random, count: int) -> list[ScoredSample]:
         if index % 17 == 0:
             row["f1_response"] = None  # an incomplete row: left out of the corpus metrics
         samples.append(ScoredSample(str(index), {**row,
-                                                 "agent_fallback": float(rng.random() < 0.1),
+                                                 "agent_fallback_rate": float(rng.random() < 0.1),
                                                  "empty_question_rate": None if index % 5
                                                  else float(rng.random() < 0.5)}))
     return samples

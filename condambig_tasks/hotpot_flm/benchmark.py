@@ -396,11 +396,11 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
             row = ([1.0, *(float(values[key]) for key in ROW_KEYS),
                     float(float(values["f1_response"]) > float(values["f1_incomplete"]))]
                    if complete else [0.0] * (len(ROW_KEYS) + 2))
-            for key in ("agent_fallback", "empty_question_rate"):
+            for key in ("agent_fallback_rate", "empty_question_rate"):
                 value = values.get(key)
                 row += [0.0, 0.0] if value is None else [float(value), 1.0]
             rows.append(row)
-        columns = ("rows", *ROW_KEYS, "improved", "agent_fallback", "agent_fallback:n",
+        columns = ("rows", *ROW_KEYS, "improved", "agent_fallback_rate", "agent_fallback_rate:n",
                    "empty_question_rate", "empty_question_rate:n")
         names = [spec.name for spec in self.active_metrics(options, judged)]
         return CorpusStatistics(columns, rows, lambda totals: {
@@ -450,10 +450,9 @@ def _flm_metrics(totals: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
                 gap != 0, 100.0 * (means[f"{metric}_response"] - incomplete) / gap, np.nan)
         result["mfrr"] = means["masked_fact_returned"]
         result["improved_rate"] = np.where(rows > 0, totals["improved"] / rows, np.nan)
-        for key, name in (("agent_fallback", "agent_fallback_rate"),
-                          ("empty_question_rate", "empty_question_rate")):
-            count = totals[f"{key}:n"]
-            result[name] = np.where(count > 0, totals[key] / count, np.nan)
+        for name in ("agent_fallback_rate", "empty_question_rate"):
+            count = totals[f"{name}:n"]
+            result[name] = np.where(count > 0, totals[name] / count, np.nan)
     return result
 
 
