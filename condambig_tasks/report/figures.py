@@ -77,9 +77,15 @@ def draw(path: Path, title: str, panels: Sequence[Panel]) -> Path:
     rows = (len(panels) + columns - 1) // columns
     figure, axes = plt.subplots(rows, columns, figsize=(WIDTH_PX / DPI, HEIGHT_PX / DPI),
                                 dpi=DPI, layout="constrained", squeeze=False)
-    palette = plt.get_cmap("tab20").colors
+    # our runs in saturated colours, the papers' models in pale ones (and hatched), so that
+    # no run shares a hue with a paper model beside it
     labels = list(dict.fromkeys(s.label for panel in panels for s in panel.series))
-    colours = {label: palette[i % len(palette)] for i, label in enumerate(labels)}
+    paper = {s.label for panel in panels for s in panel.series if s.paper}
+    colours = {}
+    for group, palette in ((False, plt.get_cmap("tab10").colors),
+                           (True, plt.get_cmap("Pastel1").colors)):
+        members = [label for label in labels if (label in paper) == group]
+        colours.update({label: palette[i % len(palette)] for i, label in enumerate(members)})
     handles: dict[str, object] = {}
     for index, panel in enumerate(panels):
         axis = axes[index // columns][index % columns]
@@ -87,11 +93,12 @@ def draw(path: Path, title: str, panels: Sequence[Panel]) -> Path:
     for index in range(len(panels), rows * columns):
         axes[index // columns][index % columns].set_visible(False)
     bars = any(any(s.intervals) for panel in panels for s in panel.series)
-    figure.suptitle(f"{title}  (hatched: the paper; {MISSING}: not reported by the run"
-                    + ("; error bars: 95 % interval" if bars else "") + ")", fontsize=10)
+    figure.suptitle(title, fontsize=10)
     ordered = [label for label in labels if label in handles]
+    key = f"hatched: the paper\n{MISSING}: not reported by the run" + (
+        "\nerror bars: 95 % interval" if bars else "")
     figure.legend([handles[label] for label in ordered], ordered, loc="outside right upper",
-                  fontsize=7)
+                  fontsize=7, title=key, title_fontsize=7, alignment="left")
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=DPI)
     plt.close(figure)
@@ -124,7 +131,7 @@ def _draw_panel(axis, panel: Panel, colours: Mapping[str, object],
                           color="dimgray")
             elif value == 0:
                 axis.text(x, top * 0.01, "0", ha="center", va="bottom", fontsize=6)
-    crowded = len(panel.groups) > 4 or any(len(group) > 14 for group in panel.groups)
+    crowded = len(panel.groups) > 3 or any(len(group) > 14 for group in panel.groups)
     axis.set_xticks(range(len(panel.groups)), panel.groups, fontsize=7 if crowded else 8,
                     rotation=20 if crowded else 0, ha="right" if crowded else "center",
                     rotation_mode="anchor")

@@ -80,7 +80,8 @@ def run_label(run: RunResult) -> str:
 def told_apart(runs: Sequence[RunResult],
                key: Callable[[RunResult], object]) -> list[str]:
     """Per run, what tells it from the runs that share its ``key`` ("" when none does): the
-    number of items, the run date, the options that differ, else the log file's name."""
+    run date (the same for every task of one lm-eval run, so a figure's panels agree), the
+    number of items, the options that differ, else the log file's name."""
     extras = [""] * len(runs)
     groups: dict[object, list[int]] = {}
     for index, run in enumerate(runs):
@@ -92,9 +93,9 @@ def told_apart(runs: Sequence[RunResult],
         differing = sorted({name for run in group for name in run.options
                             if len({repr(other.options.get(name)) for other in group}) > 1})
         for tell in (
-                [f"n={run.n}" if run.n is not None else "" for run in group],
                 [(run.created or "")[:16].replace("T", " ") for run in group],
                 [run.created or "" for run in group],
+                [f"n={run.n}" if run.n is not None else "" for run in group],
                 [", ".join(f"{name}={run.options.get(name)}" for name in differing)
                  for run in group],
                 [run.source.name for run in group],
