@@ -3,6 +3,7 @@ one Markdown report beside the papers' numbers, and PNG figures.
 
     condambig-report results/ logs/ -o report.md
     condambig-report out/qwen/results_*.json logs/*.eval --paper-model my-qwen="Qwen2.5 (7B)"
+    condambig-report a.json a.per-sample.jsonl b.json b.per-sample.jsonl --seed 7
 
 Exit code 0, or 2 with one ``condambig-report: ...`` line for input it cannot use.
 """
@@ -28,8 +29,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG, description=(
             "Write one Markdown report (and PNG figures) from lm-eval results (results_*.json "
             "or --output_path folders), Inspect logs (.eval / .json) and saved condambig-score "
-            "JSON: per benchmark and task, every run's metrics beside the papers' published "
-            "numbers, with Δ = ours − paper on the same scale."))
+            "JSON (with its --per-sample file): per benchmark and task, every run's metrics "
+            "± standard error beside the papers' published numbers, with Δ = ours − paper on "
+            "the same scale, and a paired comparison of the runs of each task."))
     parser.add_argument("inputs", nargs="+", metavar="PATH",
                         help="result files or folders (searched recursively)")
     parser.add_argument("-o", "--output", default="report.md", type=Path,
