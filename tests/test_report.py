@@ -188,7 +188,9 @@ def test_report_from_real_lm_eval_and_inspect_runs(real_runs, tmp_path):
 
     for task in TASKS:
         benchmark = registry.task_variant(task)[0].name
-        comparison, paper_rows, all_metrics = section_tables(markdown, f"### Task `{task}`")
+        comparison, paper_rows, all_metrics, paired = section_tables(markdown,
+                                                                     f"### Task `{task}`")
+        assert len(paired) == len(all_metrics) * (len(all_metrics) - 1) // 2
         # every run, every metric: the inputs' numbers
         assert {(row["Model"], row["Run"]) for row in all_metrics} == {
             (model, run) for model, run, t in expected if t == task}
