@@ -33,12 +33,19 @@ from pathlib import Path
 from typing import Any
 
 from condambig_tasks import json_files, registry
-from condambig_tasks.benchmark import Benchmark, Variant, finite_number, load_items
+from condambig_tasks.benchmark import (
+    Benchmark,
+    ScoredSample,
+    Variant,
+    finite_number,
+    load_items,
+)
 from condambig_tasks.errors import ConfigurationError, PredictionFileError
 
 LM_EVAL = "lm_eval"
 INSPECT = "inspect"
 CLI = "condambig-score"
+PER_SAMPLE = "condambig-score --per-sample"  # a --per-sample file without its JSON
 INSPECT_TASK_PREFIX = "condambig/"
 # lm-eval's sample file name (EvaluationTracker.save_results_samples):
 # samples_<task>_<datetime.now().isoformat() with ':' -> '-'>.jsonl
@@ -561,7 +568,7 @@ def _provenance(path: Path, metadata: Mapping[str, Any]) -> dict[str, Any] | Non
 
 RESULTS_EXPECTED = ("an lm-eval results file (results_*.json) or --output_path folder, an "
                     "Inspect log (.eval, or .json from --log-format json), or a saved "
-                    "condambig-score JSON")
+                    "condambig-score JSON (with its --per-sample file)")
 
 
 @dataclass(frozen=True)
@@ -580,6 +587,11 @@ class RunResult:
     options: Mapping[str, Any] = field(default_factory=dict)
     judge: str | None = None  # the judge model that scored it (None: no judge)
     created: str | None = None
+    ci95: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # the run's own
+    # where its per-sample scores are: lm-eval's samples file, a condambig-score --per-sample
+    # file (None: none found; an Inspect log holds its own)
+    per_sample: Path | None = None
+    notes: tuple[str, ...] = ()  # what the reader assumed about the run
 
 
 @dataclass
@@ -592,10 +604,14 @@ def read_results(paths: Iterable[str | Path]) -> RunResults:
     """Every run under ``paths`` (files or folders), in the order given; a file of another
     kind named directly is an error, one met in a folder a notice."""
     found = RunResults()
+    per_sample: list[tuple[Path, list[ScoredSample]]] = []
     for raw in paths:
         path = Path(raw)
         if not path.exists():
             raise RunLogError(f"{path}: no such file or folder; expected {RESULTS_EXPECTED}.")
+        if path.is_file() and path.suffix == ".jsonl":
+            per_sample.append((path, _read_per_sample_file(path)))
+            continue
         files = _result_files_in(path) if path.is_dir() else [path]
         if not files:
             raise RunLogError(f"{path}: holds no results_*.json, .eval or .json file; "
@@ -604,6 +620,8 @@ def read_results(paths: Iterable[str | Path]) -> RunResults:
             runs, notices = _read_result_file(file, strict=not path.is_dir())
             found.runs.extend(runs)
             found.notices.extend(notices)
+    for path, samples in per_sample:
+        _attach_per_sample(found, path, samples)
     return found
 
 
@@ -685,8 +703,15 @@ def _lm_eval_result(path: Path, data: Mapping[str, Any]) -> tuple[list[RunResult
             variant=variant, task=task, metrics=metrics, stderr=stderr,
             n=_int(n_samples.get("effective", n_samples.get("original"))), options=options,
             judge=_text(provenance.get("judge")) or _text(metadata.get("judge_model")),
-            created=_created(data.get("date"))))
+            created=_created(data.get("date")), per_sample=_lm_eval_samples_file(path, task)))
     return runs, notices
+
+
+def _lm_eval_samples_file(results: Path, task: str) -> Path | None:
+    """``samples_<task>_<date>.jsonl`` of the same run beside its results (``--log_samples``)."""
+    date = _LM_EVAL_RESULTS_DATE.search(results.name)
+    candidate = results.parent / f"samples_{task}_{date['date']}.jsonl" if date else None
+    return candidate if candidate is not None and candidate.is_file() else None
 
 
 def _lm_eval_variant(task: str, provenance: Mapping[str, Any]) -> tuple[Benchmark, Variant] | str:
@@ -744,8 +769,10 @@ def _inspect_result(path: Path) -> tuple[list[RunResult], list[str]]:
     task = _task_key(spec.task)
     options = _inspect_options(spec, named, recorded)
     known = registry.task_variant(task)
-    variant = known[1] if known is not None and known[0].name == named else \
-        variant_for(benchmark, options)
+    # the task's own variant, unless its -T options make it another (hotpot_flm -T
+    # split=test is a run of hotpot_flm_test)
+    variant = known[1] if known is not None and known[0].name == named and \
+        known[1].accepts(benchmark_options(benchmark, options)) else variant_for(benchmark, options)
     metrics, stderr = _inspect_metrics(log.results.scores)
     model = spec.model
     questioner = metadata.get("questioner")
@@ -795,9 +822,195 @@ def _score_json_result(path: Path, data: Mapping[str, Any]) -> tuple[list[RunRes
     variant = variant_for(benchmark, options)
     metrics = {name: finite_number(value) for name, value in data["metrics"].items()}
     judge = _object(path, data, "judge").get("model")
+    stderr = {name: value for name, raw in _object(path, data, "stderr").items()
+              if (value := finite_number(raw)) is not None}
+    ci95 = {name: (low, high) for name, raw in _object(path, data, "ci95").items()
+            if isinstance(raw, list) and len(raw) == 2
+            and None not in (low := finite_number(raw[0]), high := finite_number(raw[1]))}
     return [RunResult(source=path, framework=CLI, model=str(data.get("model") or path.stem),
                       benchmark=named, variant=variant, task=variant.task, metrics=metrics,
-                      n=_int(data.get("n_scored")), options=options, judge=_text(judge))], []
+                      stderr=stderr, ci95=ci95, n=_int(data.get("n_scored")), options=options,
+                      judge=_text(judge))], []
+
+
+# ---------------------------------------------------------------------- per-sample scores
+
+
+@dataclass(frozen=True)
+class ScoredRun:
+    """A run's per-sample scores, as :func:`condambig_tasks.uncertainty` takes them, or
+    why it has none (``samples`` None, ``reason`` one line)."""
+
+    samples: list[ScoredSample] | None
+    options: Any = None  # the benchmark's typed options the run scored with
+    judged: bool = False
+    reason: str | None = None
+
+
+def read_scored_samples(run: RunResult) -> ScoredRun:
+    """The per-sample scores of ``run``: an Inspect log's ``Score`` of every sample, the
+    per-doc values of lm-eval's ``--log_samples`` file, a ``condambig-score --per-sample``
+    file. They must give the numbers the run reported (else: none, and why)."""
+    benchmark = registry.get(run.benchmark)
+    try:
+        options = benchmark.options(dict(run.options), strict=False)
+    except ConfigurationError as error:
+        return ScoredRun(None, reason=f"its options do not fit this version ({error})")
+    judged = run.judge is not None
+    if run.framework == INSPECT:
+        samples, reason = _inspect_scored_samples(run.source)
+    elif run.framework == PER_SAMPLE:
+        samples, reason = _read_per_sample_file(run.source), None
+    elif run.per_sample is None:
+        samples, reason = None, (
+            "the run was saved without --log_samples" if run.framework == LM_EVAL else
+            "give its --per-sample file beside the JSON")
+    elif run.framework == LM_EVAL:
+        samples, reason = _lm_eval_scored_samples(run.per_sample)
+    else:
+        samples, reason = _read_per_sample_file(run.per_sample), None
+    if samples is None:
+        return ScoredRun(None, options, judged, reason)
+    mismatch = _mismatch(benchmark, run.metrics, samples, options, judged)
+    if mismatch is not None:
+        return ScoredRun(None, options, judged, f"its per-sample scores do not give the "
+                                                f"numbers it reported ({mismatch})")
+    return ScoredRun(samples, options, judged)
+
+
+def _mismatch(benchmark: Benchmark, reported: Mapping[str, float | None],
+              samples: list[ScoredSample], options: Any, judged: bool) -> str | None:
+    """The first reported metric the samples give another value of (None: all agree)."""
+    import math
+
+    try:
+        summary = benchmark.summarise(samples, options, judged)
+    except Exception as error:  # noqa: BLE001 - samples of another benchmark or shape
+        return f"{benchmark.name} cannot summarise them: {type(error).__name__}: {error}"
+    for name, value in reported.items():
+        mine = summary.get(name)
+        if value is None or mine is None:
+            continue
+        if not math.isclose(value, mine, rel_tol=1e-6, abs_tol=1e-6):
+            return f"{name} = {mine:.6g}, the run: {value:.6g}"
+    return None
+
+
+def _read_per_sample_file(path: Path) -> list[ScoredSample]:
+    """A ``condambig-score --per-sample`` file: one ScoredSample JSON per line."""
+    samples = []
+    for number, row in _read_rows(path):
+        if not isinstance(row, dict) or not isinstance(row.get("id"), (str, int)) or \
+                not isinstance(row.get("values"), dict):
+            raise RunLogError(f"{path}: line {number} is not a sample as condambig-score "
+                              "--per-sample writes it ('id', 'values'); expected "
+                              f"{RESULTS_EXPECTED}.")
+        samples.append(ScoredSample.from_json(row))
+    if not samples:
+        raise RunLogError(f"{path}: holds no samples; give the --per-sample file "
+                          "condambig-score wrote.")
+    _check_unique(path, [{"id": sample.id} for sample in samples])
+    return samples
+
+
+def _lm_eval_scored_samples(path: Path) -> tuple[list[ScoredSample] | None, str | None]:
+    """Per doc, the values ``process_results`` returned: a CORPUS metric's item carries the
+    whole ScoredSample, a MEAN / SUM metric its number; an item with only the output means
+    the scoring happened in the aggregation step (a judge, HotpotQA-FLM's agents)."""
+    samples = []
+    for number, row in _read_rows(path):
+        doc = row.get("doc") if isinstance(row, dict) else None
+        names = row.get("metrics") if isinstance(row, dict) else None
+        if not isinstance(doc, dict) or "id" not in doc or not isinstance(names, list):
+            raise _shape_error(path, number, "no 'doc' with an 'id' and 'metrics' list")
+        values: dict[str, float | None] = {}
+        whole = None
+        for name in names:
+            item = row.get(name)
+            if isinstance(item, dict) and isinstance(item.get("sample"), dict):
+                whole = ScoredSample.from_json(item["sample"])
+            elif isinstance(item, dict):
+                return None, ("scored in lm-eval's aggregation step (a judge or "
+                              "HotpotQA-FLM's agents): its samples file holds the outputs, "
+                              "not their scores (condambig-score --from-log rescores them)")
+            else:
+                values[name] = finite_number(item)
+        samples.append(whole or ScoredSample(id=str(doc["id"]), values=values))
+    return samples, None
+
+
+def _inspect_scored_samples(path: Path) -> tuple[list[ScoredSample] | None, str | None]:
+    """Each sample's ``Score``: ``value`` the per-sample numbers, ``metadata`` the details
+    (the judge's transcript left out), first epoch."""
+    from inspect_ai.log import read_eval_log
+
+    log = read_eval_log(str(path), exclude_fields={"events", "messages"})
+    epochs = log.eval.config.epochs or 1
+    if epochs > 1:
+        return None, f"the run has {epochs} epochs (its numbers average them)"
+    if not log.samples:
+        return None, "the Inspect log holds no samples"
+    samples = []
+    for sample in log.samples:
+        if sample.error is not None:
+            continue
+        score = next(iter((sample.scores or {}).values()), None)
+        if score is None:
+            return None, f"sample {sample.id} has no score"
+        values = score.value if isinstance(score.value, dict) else {}
+        details = {k: v for k, v in (score.metadata or {}).items() if k != "judge_calls"}
+        samples.append(ScoredSample(id=str(sample.id),
+                                    values={k: finite_number(v) for k, v in values.items()},
+                                    details=details, explanation=score.explanation or ""))
+    return samples, None
+
+
+def _attach_per_sample(found: RunResults, path: Path, samples: list[ScoredSample]) -> None:
+    """Give a ``--per-sample`` file to the condambig-score JSON of the same run among the
+    inputs (same benchmark and options, as many samples, the same numbers); alone, it is
+    a run of its own, its benchmark read from its metric names."""
+    for index, run in enumerate(found.runs):
+        if run.framework != CLI or run.per_sample is not None or run.n != len(samples):
+            continue
+        benchmark = registry.get(run.benchmark)
+        try:
+            options = benchmark.options(dict(run.options), strict=False)
+        except ConfigurationError:
+            continue
+        if _mismatch(benchmark, run.metrics, samples, options, run.judge is not None) is None:
+            found.runs[index] = dataclasses.replace(run, per_sample=path)
+            return
+    found.runs.append(_per_sample_run(path, samples))
+
+
+def _per_sample_run(path: Path, samples: list[ScoredSample]) -> RunResult:
+    """A ``--per-sample`` file alone: the benchmark whose metric names its values have (one
+    only), the first of its variants that reports them; the file records no options."""
+    keys = {name for sample in samples for name in sample.values}
+    fits = []
+    for name in registry.available():
+        benchmark = registry.get(name)
+        for variant in benchmark.variants:
+            options = benchmark.options(dict(variant.options), strict=False)
+            judged = any(benchmark.metric_spec(k).judge for k in keys
+                         if k in {spec.name for spec in benchmark.metric_specs})
+            if keys and keys <= {spec.name for spec in benchmark.active_metrics(options, judged)}:
+                fits.append((benchmark, variant, options, judged))
+                break
+    if len(fits) != 1:
+        which = ", ".join(b.name for b, *_ in fits) or "none"
+        raise RunLogError(f"{path}: a --per-sample file whose benchmark cannot be told from "
+                          f"its metric names (fits: {which}); give it with the "
+                          "condambig-score JSON of the same run.")
+    benchmark, variant, options, judged = fits[0]
+    note = (f"`{path.name}` is a condambig-score --per-sample file given without its JSON: "
+            f"the benchmark is read from its metric names and the options of task "
+            f"`{variant.task}` are assumed (the file does not record them).")
+    return RunResult(source=path, framework=PER_SAMPLE, model=path.stem.split(".")[0],
+                     benchmark=benchmark.name, variant=variant, task=variant.task,
+                     metrics=benchmark.summarise(samples, options, judged), n=len(samples),
+                     options=benchmark.options_to_json(options),
+                     judge="(judged)" if judged else None, per_sample=path, notes=(note,))
 
 
 # ---------------------------------------------------------------------- shapes

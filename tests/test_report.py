@@ -9,6 +9,7 @@ the paper data file, the input reading, the model matching and every figure.
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import json
 import math
@@ -97,17 +98,23 @@ def real_runs(tiny_causal_lm, tmp_path_factory) -> dict[str, list[Path]]:
     lm_eval = _run([executable("lm_eval"), "--model", "hf", "--model_args",
                     f"pretrained={tiny_causal_lm},dtype=float32", "--device", "cpu",
                     "--limit", "3", "--gen_kwargs", "max_gen_toks=16", "--tasks", ",".join(TASKS),
-                    "--output_path", str(root / "lm_eval")], root)
+                    "--output_path", str(root / "lm_eval"), "--log_samples"], root)
+    # the same model on more items: compared unpaired with the two runs above
+    more = _run([executable("lm_eval"), "--model", "hf", "--model_args",
+                 f"pretrained={tiny_causal_lm},dtype=float32", "--device", "cpu",
+                 "--limit", "4", "--gen_kwargs", "max_gen_toks=16", "--tasks", "ambignq",
+                 "--output_path", str(root / "lm_eval_4"), "--log_samples"], root)
     inspect = _run([executable("inspect"), "eval", *(f"condambig/{task}" for task in TASKS),
                     "--model", f"hf/{tiny_causal_lm}", "--limit", "3", "--max-tokens", "16",
                     "--log-dir", str(root / "inspect"), "--display", "none"], root)
-    for name, process in (("lm_eval", lm_eval), ("inspect", inspect)):
+    for name, process in (("lm_eval", lm_eval), ("inspect", inspect), ("lm_eval 4", more)):
         out, err = process.communicate(timeout=600)
         assert process.returncode == 0, f"{name} failed:\n{out[-2000:]}\n{err[-4000:]}"
     results = [Path(p) for p in glob.glob(f"{root}/lm_eval/**/results_*.json", recursive=True)]
+    more_results = glob.glob(f"{root}/lm_eval_4/**/results_*.json", recursive=True)
     logs = sorted((root / "inspect").glob("*.eval"))
-    assert len(results) == 1 and len(logs) == len(TASKS)
-    return {"lm_eval": results, "inspect": logs}
+    assert len(results) == 1 and len(more_results) == 1 and len(logs) == len(TASKS)
+    return {"lm_eval": results, "inspect": logs, "lm_eval_4": [Path(more_results[0])]}
 
 
 def copy_lm_eval(result: Path, folder: Path) -> Path:
@@ -181,7 +188,9 @@ def test_report_from_real_lm_eval_and_inspect_runs(real_runs, tmp_path):
 
     for task in TASKS:
         benchmark = registry.task_variant(task)[0].name
-        comparison, paper_rows, all_metrics = section_tables(markdown, f"### Task `{task}`")
+        comparison, paper_rows, all_metrics, paired = section_tables(markdown,
+                                                                     f"### Task `{task}`")
+        assert len(paired) == len(all_metrics) * (len(all_metrics) - 1) // 2
         # every run, every metric: the inputs' numbers
         assert {(row["Model"], row["Run"]) for row in all_metrics} == {
             (model, run) for model, run, t in expected if t == task}
@@ -196,8 +205,13 @@ def test_report_from_real_lm_eval_and_inspect_runs(real_runs, tmp_path):
                 got = number(cell)
                 assert got == pytest.approx(want, abs=TOLERANCE[metric_scale(benchmark, metric)]), \
                     (task, row["Model"], metric)
-                assert ("±" in cell) == (row["Model"] == LM_COPY_MODEL
-                                         and metric in COPY_STDERR.get(task, {}))
+                if row["Model"] == LM_COPY_MODEL:  # lm-eval's own stderr, only where given
+                    assert ("±" in cell) == (metric in COPY_STDERR.get(task, {}))
+                    assert "†" not in cell
+                elif row["Model"] == INSPECT_COPY_MODEL:  # changed numbers: its samples
+                    assert "±" not in cell  # no longer give them, so no ± is computed
+                else:  # the real runs: computed from their per-sample scores
+                    assert cell.endswith("†") and "±" in cell, (task, row["Run"], metric)
         # the paper's rows: exactly the data file's numbers for this task
         entries = [e for e in data.entries if e.task == task]
         assert entries
@@ -214,23 +228,21 @@ def test_report_from_real_lm_eval_and_inspect_runs(real_runs, tmp_path):
                                           INSPECT_COPY_MODEL: "BERT+AnsType"}}[task]
         comparable = {e.metric for e in entries if e.comparable}
         assert {metric_of(row["Metric"]) for row in comparison} == comparable
+        # only rows with both numbers: the matched models' (the others are in the notes)
+        assert {row["Model"] for row in comparison} == set(matched)
         for row in comparison:
             metric = metric_of(row["Metric"])
             ours = expected[(row["Model"], row["Run"], task)][metric]
             assert number(row["Ours"]) == pytest.approx(ours, abs=0.5e-4)
-            paper_model = matched.get(row["Model"])
-            assert row["Paper model"] == (paper_model or "—")
-            if paper_model is None:
-                assert row["Paper"] == row["Δ (ours − paper)"] == "—"
-                continue
+            paper_model = matched[row["Model"]]
+            assert row["Paper model"] == paper_model
             entry = next(e for e in entries if e.model == paper_model and e.metric == metric)
             assert number(row["Paper"]) == pytest.approx(entry.value, abs=1e-9)
             assert number(row["Δ (ours − paper)"]) == pytest.approx(ours - entry.value, abs=0.5e-4)
             assert "page not marked in the text" in row["Paper source"]
         if task == "ambignq":
-            assert {(r["Model"], r["±"]) for r in comparison} == {
-                (model, "0.0500" if model == LM_COPY_MODEL else "—") for model, _, t in expected
-                if t == task}
+            [row] = comparison
+            assert row["Ours"] == "0.2500 ± 0.0500"  # lm-eval's own stderr, unmarked
 
     # figures: the two benchmarks in the inputs, at the fixed size, not blank
     import matplotlib.image
@@ -244,6 +256,90 @@ def test_report_from_real_lm_eval_and_inspect_runs(real_runs, tmp_path):
     assert sorted(p.name for p in (report.parent / "figures").iterdir()) == [
         "abg_coqa.png", "ambignq.png"]
     assert "No input has CondAmbigQA, HotpotQA-FLM, ConditionalQA" in markdown
+
+
+def scored_samples_of(path: Path) -> list:
+    """A run's per-sample scores read straight from the framework's file (not with the
+    report's reader): an Inspect log's Score per sample, lm-eval's per-doc values."""
+    from condambig_tasks.benchmark import ScoredSample
+
+    if path.suffix == ".eval":
+        from inspect_ai.log import read_eval_log
+
+        samples = []
+        for sample in read_eval_log(str(path)).samples:
+            [score] = sample.scores.values()
+            samples.append(ScoredSample(str(sample.id), dict(score.value), {
+                k: v for k, v in (score.metadata or {}).items() if k != "judge_calls"}))
+        return samples
+    samples = []
+    for line in path.read_text().splitlines():
+        row = json.loads(line)
+        items = {name: row[name] for name in row["metrics"]}
+        whole = [v["sample"] for v in items.values() if isinstance(v, dict)]
+        samples.append(ScoredSample.from_json(whole[0]) if whole else ScoredSample(
+            str(row["doc"]["id"]), {k: None if v != v else v for k, v in items.items()}))
+    return samples
+
+
+def _samples_file(results: Path, task: str) -> Path:
+    [path] = results.parent.glob(f"samples_{task}_*.jsonl")
+    return path
+
+
+@pytest.mark.e2e
+def test_paired_comparison_and_stderr_of_real_runs(real_runs, tmp_path):
+    """Three real runs of AmbigNQ: lm-eval and Inspect on the same 3 items (paired), lm-eval
+    on 4 (unpaired with both); every Δ, interval and p-value is compare()'s and every ± is
+    uncertainty()'s on the runs' own per-sample scores."""
+    from condambig_tasks.report.scales import format_value
+    from condambig_tasks.uncertainty import compare, uncertainty
+
+    benchmark = registry.get("ambignq")
+    [inspect_log] = [p for p in real_runs["inspect"] if "ambignq" in p.name]
+    paths = [real_runs["lm_eval"][0], real_runs["lm_eval_4"][0], inspect_log]
+    report = tmp_path / "report.md"
+    result = subprocess.run([executable("condambig-report"), *map(str, paths), "-o", str(report),
+                             "--no-figures", "--bootstrap-resamples", "200", "--seed", "7"],
+                            env=subprocess_env(), capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    tables = section_tables(report.read_text(), "### Task `ambignq`")
+    [all_metrics] = [t for t in tables if "n" in t[0] and "A" not in t[0]][-1:]
+    [paired] = [t for t in tables if "A" in t[0]]
+    samples = [scored_samples_of(_samples_file(paths[0], "ambignq")),
+               scored_samples_of(_samples_file(paths[1], "ambignq")),
+               scored_samples_of(inspect_log)]
+    assert [len(s) for s in samples] == [3, 4, 3]
+    options = benchmark.options({})
+    headline = benchmark.headline_metric(options, False)
+    # the pairs in input order: (3 items, 4 items), (3, Inspect 3), (4, Inspect 3)
+    assert [(row["A"].endswith("(Inspect)"), row["B"].endswith("(Inspect)")) for row in paired] \
+        == [(False, False), (False, True), (False, True)]
+    for row, (a, b) in zip(paired, [(0, 1), (0, 2), (1, 2)], strict=True):
+        want = compare(benchmark, samples[a], samples[b], options, False, headline,
+                       resamples=200, seed=7)
+        assert want.paired == ((a, b) == (0, 2))
+        assert row["Items"] == ("paired (3 questions)" if want.paired else
+                                f"unpaired (different item sets: {len(samples[a])}, "
+                                f"{len(samples[b])})")
+        assert metric_of(row["Metric"]) == headline
+        fmt = lambda v: format_value(v, "ambignq", headline, signed=True)  # noqa: E731
+        assert row["Δ (B − A)"] == fmt(want.delta)
+        assert row["95 % interval"] == f"[{fmt(want.ci95_low)}, {fmt(want.ci95_high)}]"
+        assert row["p-value"] == f"{want.p_value:.3f}"
+    # every ± is uncertainty() on the same samples (marked † : computed, not the framework's)
+    by_n_and_run = {("3", "lm-eval"): samples[0], ("4", "lm-eval"): samples[1],
+                    ("3", "Inspect"): samples[2]}
+    assert len(all_metrics) == 3
+    for row in all_metrics:
+        estimates = uncertainty(benchmark, by_n_and_run[(row["n"], row["Run"])], options, False,
+                                resamples=200, seed=7)
+        for header, cell in row.items():
+            if header in ("Model", "Run", "n"):
+                continue
+            metric = metric_of(header)
+            stderr = estimates[metric].stderr
+            assert cell.partition(" ± ")[2] == f"{format_value(stderr, 'ambignq', metric)}†"
 
 
 @pytest.mark.e2e
@@ -631,3 +727,138 @@ def test_report_code_names_no_metric():
         text = path.read_text(encoding="utf-8")
         quoted = sorted(n for n in names if f'"{n}"' in text or f"'{n}'" in text)
         assert not quoted, (path.name, quoted)
+
+
+# ---------------------------------------------------------------------- per-sample files
+
+
+def _score_with_per_sample(fixture: Path, tmp_path: Path, capsys, name: str) -> tuple[Path, Path]:
+    """condambig-score on AmbigNQ outputs (some parse, some do not) with --per-sample."""
+    from condambig_tasks.cli import main as score_main
+
+    questions = json.loads((fixture / "ambignq" / "dev_light.json").read_text())
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps([{"id": q["id"], "output": '["x"]' if i % 2 else "no list"}
+                                   for i, q in enumerate(questions)]))
+    per_sample = tmp_path / f"{name}.per-sample.jsonl"
+    assert score_main(["ambignq", "--outputs", str(outputs), "--per-sample",
+                       str(per_sample)]) == 0
+    saved = tmp_path / f"{name}.json"
+    saved.write_text(capsys.readouterr().out)
+    return saved, per_sample
+
+
+def test_a_per_sample_file_goes_with_its_condambig_score_json(use_fixture_data, tmp_path,
+                                                              capsys):
+    from condambig_tasks.run_logs import CLI, read_scored_samples
+
+    saved, per_sample = _score_with_per_sample(use_fixture_data, tmp_path, capsys, "model-x")
+    found = read_results([saved, per_sample])
+    [run] = found.runs
+    assert (run.framework, run.per_sample, run.model) == (CLI, per_sample, "model-x")
+    scored = read_scored_samples(run)
+    assert scored.samples is not None and len(scored.samples) == run.n
+    # condambig-score's own stderr is the ± (the framework's, unmarked)
+    assert main([str(saved), str(per_sample), "-o", str(tmp_path / "r.md"), "--no-figures"]) == 0
+    markdown = (tmp_path / "r.md").read_text()
+    [row] = section_tables(markdown, "### Task `ambignq`")[-1]
+    stderr = json.loads(saved.read_text())["stderr"]["parse_rate"]
+    assert row["parse_rate (0–1)"].endswith(f" ± {stderr:.4f}")
+    assert f"{saved} + {per_sample}" in markdown
+
+
+def test_a_per_sample_file_of_another_run_or_alone_is_named_as_such(use_fixture_data, tmp_path,
+                                                                   capsys):
+    """A --per-sample file whose numbers are not the JSON's is not attached to it: it is a
+    run of its own, named as a --per-sample file, its ± computed (†) with uncertainty()."""
+    from condambig_tasks.benchmark import ScoredSample
+    from condambig_tasks.report.scales import format_value
+    from condambig_tasks.run_logs import PER_SAMPLE
+    from condambig_tasks.uncertainty import uncertainty
+
+    saved, per_sample = _score_with_per_sample(use_fixture_data, tmp_path, capsys, "model-x")
+    rows = [json.loads(line) for line in per_sample.read_text().splitlines()]
+    rows[0]["values"]["parse_rate"] = 1.0 - rows[0]["values"]["parse_rate"]
+    other = tmp_path / "other.jsonl"
+    other.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    found = read_results([saved, other])
+    json_run, alone = found.runs
+    assert json_run.per_sample is None
+    assert (alone.framework, alone.model, alone.variant.task) == (PER_SAMPLE, "other", "ambignq")
+    assert main([str(saved), str(other), "-o", str(tmp_path / "r.md"), "--no-figures"]) == 0
+    markdown = (tmp_path / "r.md").read_text()
+    table = section_tables(markdown, "### Task `ambignq`")[-2]  # all metrics (then paired)
+    row = next(r for r in table if r["Run"] == "condambig-score --per-sample")
+    samples = [ScoredSample.from_json(row_) for row_ in rows]
+    estimates = uncertainty(registry.get("ambignq"), samples, registry.get("ambignq").options({}),
+                            False)
+    for header, cell in row.items():
+        if header not in ("Model", "Run", "n"):
+            metric = metric_of(header)
+            assert cell.partition(" ± ")[2] == \
+                f"{format_value(estimates[metric].stderr, 'ambignq', metric)}†"
+    assert "is a condambig-score --per-sample file given without its JSON" in markdown
+    # the JSON alone cannot be paired: the paired table says why
+    [pair] = section_tables(markdown, "### Task `ambignq`")[-1]
+    assert pair["Items"] == "no per-sample scores for A: give its --per-sample file beside the JSON"
+
+
+# ---------------------------------------------------------------------- readability
+
+
+def _section_of(runs, paper=True):
+    from condambig_tasks.report.stats import Settings, attach_statistics
+
+    sections = build_sections(runs, load_paper_data(), {})
+    attach_statistics(sections, Settings(resamples=0, seed=1))
+    return sections
+
+
+def test_runs_that_would_print_as_the_same_row_are_told_apart():
+    from condambig_tasks.report.tables import all_metrics_table
+
+    def run(created, source, **options):
+        return RunResult(source=Path(source), framework=LM_EVAL, model="m", benchmark="ambignq",
+                         variant=_variant("ambignq"), task="ambignq",
+                         metrics={"f1_answer_all": 0.2}, n=5, options=options, created=created)
+
+    def run_cells(runs):
+        [section] = _section_of(runs)
+        _, _, *rows = all_metrics_table(section)
+        return [row.split(" | ")[1] for row in rows]
+
+    # by date, else by the options that differ, else by file name
+    assert run_cells([run("2026-01-01T10:00:00", "a/r.json"), run("2026-01-02T10:00:00", "b/r.json")]) \
+        == ["lm-eval, 2026-01-01 10:00", "lm-eval, 2026-01-02 10:00"]
+    assert run_cells([run(None, "a/r.json", split="dev"), run(None, "b/r.json", split="test")]) \
+        == ["lm-eval, split=dev", "lm-eval, split=test"]
+    assert run_cells([run(None, "a/r1.json"), run(None, "b/r2.json")]) == \
+        ["lm-eval, r1.json", "lm-eval, r2.json"]
+    # told apart only when needed: another n is its own column already
+    other = dataclasses.replace(run(None, "b/r2.json"), n=6)
+    assert run_cells([run(None, "a/r1.json"), other]) == ["lm-eval", "lm-eval"]
+
+
+def test_the_paper_comparison_shows_only_rows_with_both_numbers():
+    from condambig_tasks.report.tables import comparison_table
+
+    runs = [_run_of("abg_coqa_detection", "a", {"precision": 0.3, "recall": None}),
+            _run_of("abg_coqa_detection", "b", {"precision": 0.2})]
+    [section] = build_sections(runs, load_paper_data(), {"a": ["XLNET+AnsType"]})
+    lines = comparison_table(section)
+    rows = [line for line in lines if line.startswith("| a") or line.startswith("| b")]
+    assert len(rows) == 1 and "| precision (0–1) |" in rows[0] and "| 0.300 |" in rows[0]
+    [listed] = [line for line in lines if line.startswith("Paper metrics with no run value")]
+    assert "`recall`, `f1`" in listed and "`precision`" not in listed
+    # no run matched: no table, one line, and every metric listed once
+    [section] = build_sections(runs, load_paper_data(), {})
+    lines = comparison_table(section)
+    assert not any(line.startswith("|") for line in lines)
+    assert sum("`precision`" in line for line in lines) == 1
+
+
+def test_report_defaults_are_condambig_scores():
+    from condambig_tasks.report import cli
+    from condambig_tasks.uncertainty import DEFAULT_RESAMPLES, DEFAULT_SEED
+
+    assert (cli.DEFAULT_RESAMPLES, cli.DEFAULT_SEED) == (DEFAULT_RESAMPLES, DEFAULT_SEED)

@@ -3,6 +3,7 @@ one Markdown report beside the papers' numbers, and PNG figures.
 
     condambig-report results/ logs/ -o report.md
     condambig-report out/qwen/results_*.json logs/*.eval --paper-model my-qwen="Qwen2.5 (7B)"
+    condambig-report a.json a.per-sample.jsonl b.json b.per-sample.jsonl --seed 7
 
 Exit code 0, or 2 with one ``condambig-report: ...`` line for input it cannot use.
 """
@@ -17,6 +18,10 @@ from pathlib import Path
 from condambig_tasks.errors import TRACEBACK_VARIABLE, CondambigError
 
 PROG = "condambig-report"
+# condambig-score's defaults (condambig_tasks.uncertainty), repeated here so that --help
+# does not import numpy; tests/test_report.py checks they agree
+DEFAULT_RESAMPLES = 1000
+DEFAULT_SEED = 1234
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -24,8 +29,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG, description=(
             "Write one Markdown report (and PNG figures) from lm-eval results (results_*.json "
             "or --output_path folders), Inspect logs (.eval / .json) and saved condambig-score "
-            "JSON: per benchmark and task, every run's metrics beside the papers' published "
-            "numbers, with Δ = ours − paper on the same scale."))
+            "JSON (with its --per-sample file): per benchmark and task, every run's metrics "
+            "± standard error beside the papers' published numbers, with Δ = ours − paper on "
+            "the same scale, and a paired comparison of the runs of each task."))
     parser.add_argument("inputs", nargs="+", metavar="PATH",
                         help="result files or folders (searched recursively)")
     parser.add_argument("-o", "--output", default="report.md", type=Path,
@@ -38,7 +44,24 @@ def build_parser() -> argparse.ArgumentParser:
                              "part) with the paper's model PAPER, e.g. "
                              "--paper-model my-run=GPT-4o; repeatable")
     parser.add_argument("--title", default="condambig report", help="the report's heading")
+    parser.add_argument("--bootstrap-resamples", type=_resamples, metavar="N",
+                        default=DEFAULT_RESAMPLES,
+                        help="bootstrap resamples of the standard errors computed from "
+                             "per-sample scores and of the paired comparisons (default "
+                             f"{DEFAULT_RESAMPLES}; 0 leaves both out)")
+    parser.add_argument("--seed", type=int, metavar="N", default=DEFAULT_SEED,
+                        help=f"seed of the bootstrap (default {DEFAULT_SEED})")
     return parser
+
+
+def _resamples(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -56,6 +79,7 @@ def _run(arguments: argparse.Namespace) -> int:
     from condambig_tasks.report.figures import make_figures
     from condambig_tasks.report.paper import load_paper_data, parse_model_map
     from condambig_tasks.report.sections import build_sections
+    from condambig_tasks.report.stats import Settings, attach_statistics
     from condambig_tasks.report.tables import render_report
     from condambig_tasks.run_logs import RunLogError, read_results
 
@@ -69,6 +93,8 @@ def _run(arguments: argparse.Namespace) -> int:
                                + "; give lm-eval results or Inspect logs of condambig tasks.")
     data = load_paper_data()
     sections = build_sections(inputs.runs, data, explicit)
+    settings = Settings(arguments.bootstrap_resamples, arguments.seed)
+    attach_statistics(sections, settings)
     output: Path = arguments.output
     output.parent.mkdir(parents=True, exist_ok=True)
     figures, skipped = {}, {}
@@ -78,7 +104,8 @@ def _run(arguments: argparse.Namespace) -> int:
         for benchmark, reason in skipped.items():
             print(f"{PROG}: no {benchmark} figure: {reason}", file=sys.stderr)
     output.write_text(render_report(inputs, sections, data, figures, skipped, output.parent,
-                                    title=arguments.title), encoding="utf-8")
+                                    title=arguments.title, settings=settings),
+                      encoding="utf-8")
     print(f"{PROG}: wrote {output} ({len(inputs.runs)} runs, {len(sections)} tasks) and "
           f"{len(figures)} figures" + (f" in {next(iter(figures.values())).parent}"
                                        if figures else ""), file=sys.stderr)

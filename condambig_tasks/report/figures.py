@@ -4,7 +4,9 @@ Everything a figure shows comes from the benchmark's spec: one figure per benchm
 ``title``), one panel per variant that some run has (its task name and description) and,
 within a variant, per ``MetricSpec.figure`` panel name and scale; the groups are the
 variant's active metrics marked ``plot``, the bars are our runs and the paper's models
-(hatched) with a comparable number for them.
+(hatched) with a comparable number for them. A run's bar carries its 95 % interval as an
+error bar where it has one (``report.stats``: the bootstrap's, the run's own, else ±1.96
+standard errors).
 
 Headless: matplotlib's Agg backend, a fixed size (``WIDTH_PX`` × ``HEIGHT_PX``). A zero is
 drawn as a bar labelled ``0``, a metric a run does not report as an ``n/a`` slot, so that the
@@ -22,7 +24,7 @@ from pathlib import Path
 from condambig_tasks import registry
 from condambig_tasks.errors import ConfigurationError
 from condambig_tasks.report.scales import axis_label, spec_scale
-from condambig_tasks.report.sections import Section, run_label
+from condambig_tasks.report.sections import Section, run_key, run_label, told_apart, with_extra
 
 DPI = 100
 WIDTH_PX, HEIGHT_PX = 1000, 500
@@ -39,6 +41,7 @@ class Bars:
     label: str
     values: Sequence[float | None]
     paper: bool = False
+    intervals: Sequence[tuple[float, float] | None] = ()  # per group: the 95 % interval
 
     @property
     def ours(self) -> bool:
@@ -74,20 +77,28 @@ def draw(path: Path, title: str, panels: Sequence[Panel]) -> Path:
     rows = (len(panels) + columns - 1) // columns
     figure, axes = plt.subplots(rows, columns, figsize=(WIDTH_PX / DPI, HEIGHT_PX / DPI),
                                 dpi=DPI, layout="constrained", squeeze=False)
-    palette = plt.get_cmap("tab20").colors
+    # our runs in saturated colours, the papers' models in pale ones (and hatched), so that
+    # no run shares a hue with a paper model beside it
     labels = list(dict.fromkeys(s.label for panel in panels for s in panel.series))
-    colours = {label: palette[i % len(palette)] for i, label in enumerate(labels)}
+    paper = {s.label for panel in panels for s in panel.series if s.paper}
+    colours = {}
+    for group, palette in ((False, plt.get_cmap("tab10").colors),
+                           (True, plt.get_cmap("Pastel1").colors)):
+        members = [label for label in labels if (label in paper) == group]
+        colours.update({label: palette[i % len(palette)] for i, label in enumerate(members)})
     handles: dict[str, object] = {}
     for index, panel in enumerate(panels):
         axis = axes[index // columns][index % columns]
         _draw_panel(axis, panel, colours, handles)
     for index in range(len(panels), rows * columns):
         axes[index // columns][index % columns].set_visible(False)
-    figure.suptitle(f"{title}  (hatched: the paper; {MISSING}: not reported by the run)",
-                    fontsize=10)
+    bars = any(any(s.intervals) for panel in panels for s in panel.series)
+    figure.suptitle(title, fontsize=10)
     ordered = [label for label in labels if label in handles]
+    key = f"hatched: the paper\n{MISSING}: not reported by the run" + (
+        "\nerror bars: 95 % interval" if bars else "")
     figure.legend([handles[label] for label in ordered], ordered, loc="outside right upper",
-                  fontsize=7)
+                  fontsize=7, title=key, title_fontsize=7, alignment="left")
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=DPI)
     plt.close(figure)
@@ -102,7 +113,8 @@ def _draw_panel(axis, panel: Panel, colours: Mapping[str, object],
               if series.values[g] is not None or series.ours]
              for g in range(len(panel.groups))]
     width = 0.8 / max([len(s) for s in slots] + [1])
-    top = max([abs(v) for s in panel.series for v in s.values if v is not None] + [1e-9])
+    top = max([abs(v) for s in panel.series for v in s.values if v is not None]
+              + [abs(x) for s in panel.series for i in s.intervals if i for x in i] + [1e-9])
     for number, series in enumerate(panel.series):
         placed = [g for g in range(len(panel.groups)) if number in slots[g]]
         positions = [_position(g, slots[g].index(number), len(slots[g]), width) for g in placed]
@@ -111,6 +123,7 @@ def _draw_panel(axis, panel: Panel, colours: Mapping[str, object],
                           edgecolor="black", linewidth=0.4, label=series.label,
                           hatch=PAPER_HATCH if series.paper else None)
         handles.setdefault(series.label, handle)
+        _error_bars(axis, series, placed, positions)
         for x, g in zip(positions, placed, strict=True):
             value = series.values[g]
             if value is None:
@@ -118,7 +131,7 @@ def _draw_panel(axis, panel: Panel, colours: Mapping[str, object],
                           color="dimgray")
             elif value == 0:
                 axis.text(x, top * 0.01, "0", ha="center", va="bottom", fontsize=6)
-    crowded = len(panel.groups) > 4 or any(len(group) > 14 for group in panel.groups)
+    crowded = len(panel.groups) > 3 or any(len(group) > 14 for group in panel.groups)
     axis.set_xticks(range(len(panel.groups)), panel.groups, fontsize=7 if crowded else 8,
                     rotation=20 if crowded else 0, ha="right" if crowded else "center",
                     rotation_mode="anchor")
@@ -148,12 +161,15 @@ def section_panels(section: Section) -> list[Panel]:
             metrics = panels.setdefault((spec.figure, spec_scale(spec)), [])
             metrics += [spec.name] if spec.name in reported else []
     labels = _run_labels(section)
+    intervals = [estimates.ci95 for estimates in section.uncertainty] or \
+        [{} for _ in section.runs]
     result = []
     for (name, scale), metrics in panels.items():
         if not metrics:
             continue
-        ours = [Bars(label, [run.metrics.get(m) for m in metrics])
-                for label, run in zip(labels, section.runs, strict=True)]
+        ours = [Bars(label, [run.metrics.get(m) for m in metrics],
+                     intervals=[ci95.get(m) for m in metrics])
+                for label, run, ci95 in zip(labels, section.runs, intervals, strict=True)]
         paper: dict[str, dict[str, float]] = {}
         for entry in section.paper:
             if entry.comparable and entry.metric in metrics:
@@ -171,18 +187,10 @@ def section_panels(section: Section) -> list[Panel]:
 
 def _run_labels(section: Section) -> list[str]:
     """One label per run; runs that would share one (same model and framework) are told
-    apart by their date, else their file."""
-    labels = [run_label(run) for run in section.runs]
-    for label in set(labels):
-        same = [i for i, other in enumerate(labels) if other == label]
-        if len(same) < 2:
-            continue
-        dates = [section.runs[i].created or "" for i in same]
-        tell = dates if len(set(dates)) == len(dates) and all(dates) else \
-            [section.runs[i].source.name for i in same]
-        for i, extra in zip(same, tell, strict=True):
-            labels[i] = f"{label}, {extra}"
-    return labels
+    apart (:func:`~condambig_tasks.report.sections.told_apart`)."""
+    extras = told_apart(section.runs, run_key)
+    return [with_extra(run_label(run), extra)
+            for run, extra in zip(section.runs, extras, strict=True)]
 
 
 def make_figures(sections: Sequence[Section], folder: Path) -> tuple[dict[str, Path],
@@ -203,6 +211,21 @@ def make_figures(sections: Sequence[Section], folder: Path) -> tuple[dict[str, P
             skipped[name] = (f"no run reports a metric the {benchmark.title} figure draws "
                              f"({textwrap.shorten(plotted, 100, placeholder=' …') or 'none'})")
     return made, skipped
+
+
+def _error_bars(axis, series: Bars, placed: Sequence[int],
+                positions: Sequence[float]) -> None:
+    """The 95 % interval of each of the series' values that has one."""
+    points = [(x, series.values[g], series.intervals[g]) for x, g in
+              zip(positions, placed, strict=True) if series.intervals
+              and series.intervals[g] is not None and series.values[g] is not None]
+    if not points:
+        return
+    xs, ys, intervals = zip(*points, strict=True)
+    below = [max(y - low, 0.0) for y, (low, _) in zip(ys, intervals, strict=True)]
+    above = [max(high - y, 0.0) for y, (_, high) in zip(ys, intervals, strict=True)]
+    axis.errorbar(xs, ys, yerr=[below, above], fmt="none", ecolor="black", elinewidth=0.8,
+                  capsize=2)
 
 
 def _position(group: int, slot: int, slots: int, width: float) -> float:

@@ -3,16 +3,18 @@ paper model it is (what the tables and the figures both need)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from condambig_tasks import registry
 from condambig_tasks.benchmark import Variant
 from condambig_tasks.report.paper import PaperData, PaperEntry, paper_model_for
-from condambig_tasks.run_logs import CLI, INSPECT, LM_EVAL, RunResult
+from condambig_tasks.run_logs import CLI, INSPECT, LM_EVAL, PER_SAMPLE, RunResult
 
 # how the report names the framework a run came from
-FRAMEWORK_LABELS = {LM_EVAL: "lm-eval", INSPECT: "Inspect", CLI: "condambig-score"}
+FRAMEWORK_LABELS = {LM_EVAL: "lm-eval", INSPECT: "Inspect", CLI: "condambig-score",
+                    PER_SAMPLE: "condambig-score --per-sample"}
 
 
 @dataclass
@@ -22,6 +24,9 @@ class Section:
     runs: list[RunResult] = field(default_factory=list)
     paper: list[PaperEntry] = field(default_factory=list)
     matched: list[str | None] = field(default_factory=list)  # per run: its paper model
+    # per run: its standard errors and intervals; the pairs of runs compared (report.stats)
+    uncertainty: list[Any] = field(default_factory=list)
+    pairs: list[Any] = field(default_factory=list)
 
     def paper_value(self, model: str | None, metric: str) -> PaperEntry | None:
         """The comparable paper number of ``model`` for ``metric`` (first in file order)."""
@@ -70,3 +75,46 @@ def run_label(run: RunResult) -> str:
     """A short label for a run in a figure: the model's last path part and the front end."""
     name = run.model.strip().rstrip("/").split("/")[-1] or run.model
     return f"{name} ({framework_label(run)})"
+
+
+def told_apart(runs: Sequence[RunResult],
+               key: Callable[[RunResult], object]) -> list[str]:
+    """Per run, what tells it from the runs that share its ``key`` ("" when none does): the
+    run date (the same for every task of one lm-eval run, so a figure's panels agree), the
+    number of items, the options that differ, else the log file's name."""
+    extras = [""] * len(runs)
+    groups: dict[object, list[int]] = {}
+    for index, run in enumerate(runs):
+        groups.setdefault(key(run), []).append(index)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        group = [runs[i] for i in members]
+        differing = sorted({name for run in group for name in run.options
+                            if len({repr(other.options.get(name)) for other in group}) > 1})
+        for tell in (
+                [(run.created or "")[:16].replace("T", " ") for run in group],
+                [run.created or "" for run in group],
+                [f"n={run.n}" if run.n is not None else "" for run in group],
+                [", ".join(f"{name}={run.options.get(name)}" for name in differing)
+                 for run in group],
+                [run.source.name for run in group],
+                [str(run.source) for run in group]):
+            if all(tell) and len(set(tell)) == len(tell):
+                break
+        for index, extra in zip(members, tell, strict=True):
+            extras[index] = extra
+    return extras
+
+
+def run_key(run: RunResult) -> tuple[str, str]:
+    return run.model, run.framework
+
+
+def row_key(run: RunResult) -> tuple[str, str, int | None]:
+    """What a table row shows of a run before its numbers: model, framework, n."""
+    return run.model, run.framework, run.n
+
+
+def with_extra(text: str, extra: str) -> str:
+    return f"{text}, {extra}" if extra else text

@@ -1,45 +1,61 @@
 """The Markdown report: per benchmark and task, our runs beside the papers' numbers.
 
-Per task three tables: *Compared with the paper* (one row per run and paper metric: ours,
-its standard error where the framework gives one, the matched paper model's number and
-Δ = ours − paper, on the same scale), *The paper's rows* (every published number for the
-task, ``*`` = not the same quantity, never subtracted) and *All metrics of our runs*. Column
-headers name the scale: ``(0–1)``, ``(%)`` or ``(count)``.
+Per task: *Compared with the paper* (one row per run and paper metric that both have a
+number for: ours ± its standard error, the matched paper model's number and Δ = ours −
+paper, on the same scale; the paper metrics no run has a value for are listed once below
+it), *The paper's rows* (every published number for the task, ``*`` = not the same
+quantity, never subtracted), *All metrics of our runs* (value ± standard error) and, with
+two or more runs, *Paired comparison* (Δ headline B − A, its 95 % interval and p-value per
+pair of runs). Column headers name the scale: ``(0–1)``, ``(%)`` or ``(count)``. Runs that
+would print as the same row are told apart (:func:`~condambig_tasks.report.sections.told_apart`).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from condambig_tasks import registry
 from condambig_tasks.report.paper import PaperData, PaperEntry
 from condambig_tasks.report.scales import FRACTION, PERCENT, format_value, header, metric_scale
-from condambig_tasks.report.sections import Section, framework_label
-from condambig_tasks.run_logs import RunResults
+from condambig_tasks.report.sections import (
+    Section,
+    framework_label,
+    row_key,
+    run_key,
+    told_apart,
+    with_extra,
+)
+from condambig_tasks.report.stats import COMPUTED, NORMAL, Settings
+from condambig_tasks.run_logs import CLI, RunResult, RunResults
 
 NOT_SAME = "*"
+COMPUTED_MARK = "†"  # a standard error computed here from the run's per-sample scores
 
 
 def render_report(inputs: RunResults, sections: Sequence[Section], data: PaperData,
                   figures: Mapping[str, Path], skipped_figures: Mapping[str, str],
-                  report_dir: Path, title: str = "condambig report") -> str:
+                  report_dir: Path, title: str = "condambig report",
+                  settings: Settings | None = None) -> str:
     """The whole report; ``figures`` maps a benchmark to its PNG, ``skipped_figures`` to
     why it has none."""
     runs = [run for section in sections for run in section.runs]
     models = list(dict.fromkeys(run.model for run in runs))
     lines = [f"# {title}", "",
              f"{len(runs)} runs of {len(models)} models on {len(sections)} tasks. "
-             "Δ = ours − paper, on the scale named in each column header; ± is the standard "
-             "error the framework reports (lm-eval gives none for these tasks' aggregations). "
-             "Paper numbers come from `condambig_tasks/<benchmark>/paper_numbers.yaml`, each with its "
+             "Δ = ours − paper, on the scale named in each column header. ± is a standard "
+             "error: the one the framework reported, or, marked "
+             f"{COMPUTED_MARK}, computed here from the run's per-sample scores"
+             + (f" ({settings.resamples} bootstrap resamples, seed {settings.seed})"
+                if settings else "") + ". Paper numbers come from `condambig_tasks/<benchmark>/paper_numbers.yaml`, each with its "
              "table, section and page (where the papers' text marks one).", ""]
     by_benchmark: dict[str, list[Section]] = {}
     for section in sections:
         by_benchmark.setdefault(section.benchmark, []).append(section)
     for benchmark, benchmark_sections in by_benchmark.items():
         lines += _benchmark_block(benchmark, benchmark_sections, data, figures,
-                                  skipped_figures, report_dir)
+                                  skipped_figures, report_dir, settings)
     absent = [_title(name) for name in registry.available() if name not in by_benchmark]
     if absent:
         lines += ["## Not in the inputs", "",
@@ -53,12 +69,12 @@ def render_report(inputs: RunResults, sections: Sequence[Section], data: PaperDa
 
 def _benchmark_block(benchmark: str, sections: Sequence[Section], data: PaperData,
                      figures: Mapping[str, Path], skipped: Mapping[str, str],
-                     report_dir: Path) -> list[str]:
+                     report_dir: Path, settings: Settings | None) -> list[str]:
     lines = [f"## {_title(benchmark)}", ""]
     if benchmark in data.papers:
         lines += [f"Paper: {data.papers[benchmark]}.", ""]
     for section in sections:
-        lines += _section_block(section, data)
+        lines += _section_block(section, data, settings)
     if benchmark in figures:
         relative = _relative(figures[benchmark], report_dir)
         lines += [f"![{_title(benchmark)}]({relative})", ""]
@@ -67,7 +83,8 @@ def _benchmark_block(benchmark: str, sections: Sequence[Section], data: PaperDat
     return lines
 
 
-def _section_block(section: Section, data: PaperData) -> list[str]:
+def _section_block(section: Section, data: PaperData,
+                   settings: Settings | None = None) -> list[str]:
     lines = [f"### Task `{section.variant.task}`", ""]
     if section.paper:
         lines += comparison_table(section) + [""]
@@ -76,35 +93,54 @@ def _section_block(section: Section, data: PaperData) -> list[str]:
         lines += ["The papers publish no number for this task.", ""]
     lines += [f"All metrics of our runs ({len(section.runs)}):", ""]
     lines += all_metrics_table(section) + [""]
+    if len(section.runs) > 1:
+        lines += paired_table(section, settings) + [""]
     lines += _notes(section, data)
     return lines
 
 
 def comparison_table(section: Section) -> list[str]:
-    """Run × paper metric: ours, ±, the matched paper model's number, Δ."""
+    """Run × paper metric, where both have a number: ours ± se, the matched paper model's
+    number, Δ; below it, once, the paper metrics no run has a value for."""
     metrics = list(dict.fromkeys(e.metric for e in section.paper if e.comparable))
     if not metrics:
         return ["Compared with the paper: none of the paper's numbers for this task is the same "
                 "quantity as ours (see the paper's rows and notes)."]
-    with_stderr = any(run.stderr.get(m) is not None for run in section.runs for m in metrics)
-    columns = ["Model", "Run", "n", "Paper model", "Metric", "Ours"]
-    columns += ["±"] if with_stderr else []
-    columns += ["Paper", "Δ (ours − paper)", "Paper source"]
-    rows = []
-    for run, paper_model in zip(section.runs, section.matched, strict=True):
+    columns = ["Model", "Run", "n", "Paper model", "Metric", "Ours", "Paper",
+               "Δ (ours − paper)", "Paper source"]
+    extras = told_apart(section.runs, row_key)
+    rows, compared = [], set()
+    for index, (run, paper_model) in enumerate(zip(section.runs, section.matched, strict=True)):
         for metric in metrics:
             entry = section.paper_value(paper_model, metric)
             ours = run.metrics.get(metric)
-            delta = ours - entry.value if entry is not None and ours is not None else None
-            row = [run.model, framework_label(run), _count(run.n), paper_model or "—",
-                   header(section.benchmark, metric), format_value(ours, section.benchmark, metric)]
-            if with_stderr:
-                row.append(format_value(run.stderr.get(metric), section.benchmark, metric))
-            row += [paper_text(entry) if entry else "—",
-                    format_value(delta, section.benchmark, metric, signed=True),
-                    entry.where if entry else "—"]
-            rows.append(row)
-    return ["Compared with the paper:", "", *_table(columns, rows)]
+            if entry is None or ours is None:
+                continue
+            compared.add(metric)
+            rows.append([run.model, with_extra(framework_label(run), extras[index]),
+                         _count(run.n), paper_model, header(section.benchmark, metric),
+                         value_cell(section, index, metric), paper_text(entry),
+                         format_value(ours - entry.value, section.benchmark, metric,
+                                      signed=True), entry.where])
+    rest = [m for m in metrics if m not in compared]
+    lines = ["Compared with the paper:", ""]
+    lines += _table(columns, rows) if rows else [
+        "No run has a value for a metric of a paper model it is matched with (see the notes)."]
+    if rest:
+        lines += ["", "Paper metrics with no run value to compare: "
+                  + ", ".join(f"`{m}`" for m in rest) + " (their numbers are in the paper's rows)."]
+    return lines
+
+
+def value_cell(section: Section, index: int, metric: str) -> str:
+    """``value ± se`` of one run's metric (``†``: the se computed from per-sample scores)."""
+    run = section.runs[index]
+    text = format_value(run.metrics.get(metric), section.benchmark, metric)
+    estimates = section.uncertainty[index] if section.uncertainty else None
+    if estimates is None or metric not in estimates.stderr or run.metrics.get(metric) is None:
+        return text
+    mark = COMPUTED_MARK if estimates.source[metric] == COMPUTED else ""
+    return f"{text} ± {format_value(estimates.stderr[metric], section.benchmark, metric)}{mark}"
 
 
 def paper_rows_table(section: Section) -> list[str]:
@@ -125,23 +161,95 @@ def paper_rows_table(section: Section) -> list[str]:
 
 
 def all_metrics_table(section: Section) -> list[str]:
-    """Every metric of every run (``value ± stderr`` where a standard error is given)."""
+    """Every metric of every run, ``value ± se`` where there is a standard error."""
     metrics = section.metrics()
     columns = ["Model", "Run", "n", *(header(section.benchmark, m) for m in metrics)]
+    extras = told_apart(section.runs, row_key)
     rows = []
-    for run in section.runs:
-        cells = []
-        for metric in metrics:
-            text = format_value(run.metrics.get(metric), section.benchmark, metric)
-            stderr = run.stderr.get(metric)
-            if stderr is not None:
-                text += f" ± {format_value(stderr, section.benchmark, metric)}"
-            cells.append(text)
-        rows.append([run.model, framework_label(run), _count(run.n), *cells])
+    for index, run in enumerate(section.runs):
+        cells = [value_cell(section, index, metric) for metric in metrics]
+        rows.append([run.model, with_extra(framework_label(run), extras[index]),
+                     _count(run.n), *cells])
     return _table(columns, rows)
 
 
+def run_name(run: RunResult, extra: str) -> str:
+    """A run as the paired table names it: model (framework[, what tells it apart])."""
+    return f"{run.model} ({with_extra(framework_label(run), extra)})"
+
+
+def paired_table(section: Section, settings: Settings | None) -> list[str]:
+    """Per pair of runs (A before B): Δ headline = B − A, its 95 % interval and p-value."""
+    if not section.pairs:
+        return ["Paired comparison: not computed (--bootstrap-resamples 0)."]
+    extras = told_apart(section.runs, run_key)
+    names = [run_name(run, extra) for run, extra in zip(section.runs, extras, strict=True)]
+    columns = ["A", "B", "Metric", "Δ (B − A)", "95 % interval", "p-value", "Items"]
+    rows = []
+    for pair in section.pairs:
+        row = [names[pair.a], names[pair.b]]
+        comparison = pair.comparison
+        if comparison is None:
+            rows.append(row + [pair.metric and header(section.benchmark, pair.metric) or "—",
+                               "—", "—", "—", pair.reason or "—"])
+            continue
+        metric = comparison.metric
+        value = functools.partial(format_value, benchmark=section.benchmark, metric=metric)
+        interval = ("—" if comparison.ci95_low is None else
+                    f"[{value(comparison.ci95_low, signed=True)}, {value(comparison.ci95_high, signed=True)}]")
+        p_value = "—" if comparison.p_value is None else f"{comparison.p_value:.3f}"
+        items = (f"paired ({comparison.shared_units} "
+                 f"{registry.get(section.benchmark).resampling_unit}s)" if comparison.paired
+                 else f"unpaired (different item sets: {comparison.units_a}, "
+                      f"{comparison.units_b})")
+        rows.append(row + [header(section.benchmark, metric), value(comparison.delta, signed=True),
+                           interval, p_value, items])
+    resamples = f"{settings.resamples} resamples, seed {settings.seed}" if settings else ""
+    return [f"Paired comparison (bootstrap of the {registry.get(section.benchmark).resampling_unit}s"
+            f"{', ' + resamples if resamples else ''}; paired when both runs scored the same "
+            "items):", "", *_table(columns, rows)]
+
+
 def _notes(section: Section, data: PaperData) -> list[str]:
+    lines = _paper_notes(section, data) + uncertainty_notes(section)
+    lines += [f"- {note}" for run in section.runs for note in run.notes]
+    return ["Notes:", "", *lines, ""] if lines else []
+
+
+def uncertainty_notes(section: Section) -> list[str]:
+    """Where each run's ± comes from, and why a run has none."""
+    lines = []
+    extras = told_apart(section.runs, run_key)
+    unit = registry.get(section.benchmark).resampling_unit
+    for index, run in enumerate(section.runs):
+        if not section.uncertainty:
+            break
+        estimates = section.uncertainty[index]
+        name = run_name(run, extras[index])
+        sources = set(estimates.source.values())
+        if COMPUTED in sources:
+            lines.append(f"- ± of {name}: {COMPUTED_MARK} computed from its per-sample scores "
+                         "(a mean's cluster-robust standard error, else the bootstrap over "
+                         f"{unit}s)" + ("; unmarked: the framework's own" if len(sources) > 1
+                                        else "") + ".")
+        elif sources:
+            lines.append(f"- ± of {name}: the framework's own standard error.")
+        scored = estimates.scored
+        lacking = len(estimates.source) < sum(v is not None for v in run.metrics.values())
+        if scored is not None and scored.samples is None and lacking:
+            lines.append(f"- No per-sample scores for {name}: {scored.reason}; no ± where "
+                         "the framework gave none.")
+        elif scored is not None and lacking and not sources:
+            units = len({registry.get(section.benchmark).cluster(s) for s in scored.samples})
+            lines.append(f"- No ± for {name}: its {len(scored.samples)} samples fall in "
+                         f"{units} {unit}(s); a standard error needs two or more.")
+        if any(kind == NORMAL for kind in estimates.interval.values()):
+            lines.append(f"- Error bars of {name}: ±1.96 standard errors (no per-sample "
+                         "scores to take a bootstrap interval from).")
+    return lines
+
+
+def _paper_notes(section: Section, data: PaperData) -> list[str]:
     if not section.paper:
         return []
     lines = []
@@ -157,18 +265,21 @@ def _notes(section: Section, data: PaperData) -> list[str]:
                      + " (name one with `--paper-model OURS=PAPER`).")
     for key in dict.fromkeys(e.note for e in section.paper if e.note):
         lines.append(f"- {data.notes.get(key, key)}")
-    return ["Notes:", "", *lines, ""]
+    return lines
 
 
 def _sources(sections: Sequence[Section]) -> list[str]:
     columns = ["Model", "Run", "Task", "n", "Options", "Judge", "File"]
     rows = []
     for section in sections:
-        for run in section.runs:
+        extras = told_apart(section.runs, row_key)
+        for run, extra in zip(section.runs, extras, strict=True):
             options = ", ".join(f"{k}={v}" for k, v in sorted(run.options.items())
                                 if v is not None)
-            rows.append([run.model, framework_label(run), f"`{run.task}`", _count(run.n),
-                         options or "—", run.judge or "—", str(run.source)])
+            source = str(run.source) + (f" + {run.per_sample}" if run.framework == CLI
+                                        and run.per_sample else "")
+            rows.append([run.model, with_extra(framework_label(run), extra), f"`{run.task}`",
+                         _count(run.n), options or "—", run.judge or "—", source])
     return ["## Sources", "", *_table(columns, rows), ""]
 
 

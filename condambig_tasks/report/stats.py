@@ -1,0 +1,112 @@
+"""The uncertainty of every run's numbers and the comparison of the runs of one task.
+
+Per run and metric, the standard error the framework reported (lm-eval's
+``<metric>_stderr``, Inspect's ``stderr``, condambig-score's ``stderr``) or, where it has
+none, :func:`condambig_tasks.uncertainty.uncertainty` on the run's per-sample scores
+(:func:`condambig_tasks.run_logs.read_scored_samples`); the 95 % interval is that
+bootstrap's where there are per-sample scores, the run's own ``ci95``, else the normal
+interval ±1.96 standard errors. Per pair of runs of a task, Δ of the headline metric with
+:func:`condambig_tasks.uncertainty.compare` (paired on the same units, else unpaired).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from condambig_tasks import registry
+from condambig_tasks.report.sections import Section
+from condambig_tasks.run_logs import RunResult, ScoredRun, read_scored_samples
+from condambig_tasks.uncertainty import Comparison, compare, uncertainty
+
+FRAMEWORK = "framework"  # the run's own standard error
+COMPUTED = "computed"  # uncertainty() on the run's per-sample scores
+NORMAL = "normal"  # an interval of ±1.96 standard errors (no resamples to take it from)
+Z95 = 1.959963984540054
+
+
+@dataclass
+class RunUncertainty:
+    """One run's standard errors and 95 % intervals by metric, and where they come from."""
+
+    stderr: dict[str, float] = field(default_factory=dict)
+    source: dict[str, str] = field(default_factory=dict)  # metric -> FRAMEWORK | COMPUTED
+    ci95: dict[str, tuple[float, float]] = field(default_factory=dict)
+    interval: dict[str, str] = field(default_factory=dict)  # metric -> COMPUTED | FRAMEWORK | NORMAL
+    scored: ScoredRun | None = None  # the per-sample scores (None: not read)
+
+
+@dataclass(frozen=True)
+class PairRow:
+    """Runs ``a`` and ``b`` (indices into the section's runs): Δ (B − A) of ``metric``,
+    or why there is none."""
+
+    a: int
+    b: int
+    metric: str | None
+    comparison: Comparison | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Settings:
+    resamples: int
+    seed: int
+
+
+def attach_statistics(sections: Sequence[Section], settings: Settings) -> None:
+    """Fill every section's ``uncertainty`` (one per run) and ``pairs``."""
+    for section in sections:
+        section.uncertainty = [run_uncertainty(run, settings) for run in section.runs]
+        section.pairs = pair_rows(section, settings) if settings.resamples else []
+
+
+def run_uncertainty(run: RunResult, settings: Settings) -> RunUncertainty:
+    result = RunUncertainty(scored=read_scored_samples(run))
+    estimates = {}
+    scored = result.scored
+    if scored.samples is not None and settings.resamples:
+        estimates = uncertainty(registry.get(run.benchmark), scored.samples, scored.options,
+                                scored.judged, resamples=settings.resamples, seed=settings.seed)
+    for name, value in run.metrics.items():
+        if value is None:
+            continue
+        estimate = estimates.get(name)
+        if run.stderr.get(name) is not None:
+            result.stderr[name], result.source[name] = run.stderr[name], FRAMEWORK
+        elif estimate is not None and estimate.stderr is not None:
+            result.stderr[name], result.source[name] = estimate.stderr, COMPUTED
+        if estimate is not None and estimate.ci95 is not None:
+            result.ci95[name], result.interval[name] = tuple(estimate.ci95), COMPUTED
+        elif name in run.ci95:
+            result.ci95[name], result.interval[name] = run.ci95[name], FRAMEWORK
+        elif name in result.stderr:
+            half = Z95 * result.stderr[name]
+            result.ci95[name], result.interval[name] = (value - half, value + half), NORMAL
+    return result
+
+
+def pair_rows(section: Section, settings: Settings) -> list[PairRow]:
+    """Every pair (A, B) of the section's runs, A before B in the report's order."""
+    benchmark = registry.get(section.benchmark)
+    rows = []
+    for a, b in itertools.combinations(range(len(section.runs)), 2):
+        sides = [section.uncertainty[a].scored, section.uncertainty[b].scored]
+        missing = [(label, s.reason) for label, s in zip("AB", sides, strict=True)
+                   if s is None or s.samples is None]
+        if missing:
+            rows.append(PairRow(a, b, None, reason="; ".join(
+                f"no per-sample scores for {label}: {reason}" for label, reason in missing)))
+            continue
+        first, second = sides
+        metric = benchmark.headline_metric(first.options, first.judged)
+        if metric is None or metric != benchmark.headline_metric(second.options, second.judged):
+            rows.append(PairRow(a, b, None, reason="the runs have no common headline metric "
+                                                   "(one judged, one not)"))
+            continue
+        comparison = compare(benchmark, first.samples, second.samples, first.options,
+                             first.judged, metric, resamples=settings.resamples,
+                             seed=settings.seed)
+        rows.append(PairRow(a, b, metric, comparison))
+    return rows
