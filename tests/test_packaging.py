@@ -143,7 +143,7 @@ def test_regular_wheel_ships_the_pth_file_at_the_root(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "condambig_lm_eval.pth" in names
     assert "condambig_tasks/lm_eval_tasks/condambigqa/condambigqa.yaml" in names
-    assert "condambig_tasks/lm_eval_tasks/condambigqa/_condambigqa_template_yaml" in names
+    assert "condambig_tasks/lm_eval_tasks/condambigqa/_condambigqa_all.yaml" in names
     for benchmark in ("condambigqa", "hotpot_flm", "conditionalqa", "ambignq", "abg_coqa"):
         assert f"condambig_tasks/{benchmark}/eval.yaml" in names  # the catalogue listings
     assert any(n.startswith("condambig_metrics/") for n in names)
