@@ -1,11 +1,10 @@
 """The lm-eval side of every benchmark, built from its :class:`~condambig_tasks.benchmark.Benchmark`.
 
-A task folder's ``utils.py`` is three lines: ``task = LmEvalTask("<benchmark>")`` and the
-names its YAML refers to (``load_docs``, ``doc_to_text``, ``doc_to_target``,
-``process_results``, and ``agg_<metric>`` for every metric of the spec).
+:class:`condambig_tasks.lm_eval_task.CondambigTask` builds each lm-eval task's config from
+the spec with these hooks; ``agg_<metric>`` gives a metric's aggregation outside a task.
 
-- ``load_docs`` (``custom_dataset``) receives lm-eval's ``--metadata`` keys and the YAML's
-  ``dataset_kwargs``; a variant's fixed options sit in ``dataset_kwargs: {task_options:
+- ``load_docs`` (``custom_dataset``) receives the task's config, lm-eval's ``--metadata``
+  keys and the task's ``dataset_kwargs``; a variant's fixed options sit in ``dataset_kwargs: {task_options:
   {...}}``, and ``--metadata`` that contradicts them is an error naming the task to use
   (:mod:`condambig_tasks.lm_eval_options`). Judge options (``judge_*``) travel in each doc.
 - ``process_results`` scores one output when no model is needed and emits numbers; when the
@@ -24,7 +23,7 @@ import shlex
 from collections.abc import Callable
 from typing import Any
 
-from condambig_tasks import exit_status, lm_eval_context, registry, settings
+from condambig_tasks import exit_status, lm_eval_command, lm_eval_configs, registry, settings
 from condambig_tasks.benchmark import (
     CORPUS,
     SUITE_SCORE,
@@ -48,7 +47,7 @@ from condambig_tasks.run_memo import RunMemo
 
 logger = logging.getLogger("condambig")
 
-TASK_OPTIONS_KEY = "task_options"
+TASK_OPTIONS_KEY = lm_eval_configs.TASK_OPTIONS_KEY
 AGGREGATION_PREFIX = "agg_"
 
 
@@ -62,11 +61,13 @@ class LmEvalTask:
     def benchmark(self) -> Benchmark:
         return registry.get(self.benchmark_name)
 
-    def load_docs(self, **metadata: Any) -> dict[str, Any]:
+    def load_docs(self, task_config: Any = None, /, **metadata: Any) -> dict[str, Any]:
+        """The docs; ``task_config``: the lm-eval task's own config (its ``metadata`` is
+        written to the results JSON), None outside a task."""
         import datasets
 
         show_project_logs()
-        config = lm_eval_context.calling_task_config()
+        config = task_config
         if config is not None:  # lm-eval writes config.metadata to results_*.json
             config.metadata.pop("judge_api_key", None)  # a secret: never written
         benchmark = self.benchmark
@@ -189,9 +190,11 @@ RunSummary = RunResult  # one task's corpus result (the name lm-eval's glue used
 _RUNS: RunMemo[RunSummary] = RunMemo()
 
 
-def aggregate(benchmark_name: str, metric: str, items: list[Any]) -> float:
+def aggregate(benchmark_name: str, metric: str, items: list[Any], task: Any = None) -> float:
     """One metric of a run. Numbers are averaged (or summed) directly; items that need the
-    corpus step or a corpus metric are scored together once and shared by every metric."""
+    corpus step or a corpus metric are scored together once and shared by every metric.
+    ``task``: the lm-eval task aggregating (its name keys the run, its config receives the
+    null reasons); None outside lm-eval's aggregation step."""
     if not items:
         return math.nan
     benchmark = registry.get(benchmark_name)
@@ -202,7 +205,6 @@ def aggregate(benchmark_name: str, metric: str, items: list[Any]) -> float:
         return math.nan if value is None else value
     judge = settings.judge_config_from_environment(json.loads(items[0].get("judge") or "{}"))
     judge_identity = None if judge is None else [judge.model, judge.base_url]
-    task = lm_eval_context.aggregating_task()
     task_name = getattr(task, "task_name", None) or benchmark_name
     run = _RUNS.get_or_compute([benchmark_name, task_name, judge_identity, items],
                                lambda: _summarise_items(benchmark, items, task_name))
@@ -244,8 +246,8 @@ def _retry_hint(benchmark: Benchmark, task_name: str, judge: Any,
     """The command that finishes the judging from lm-eval's own log (the judge cache
     keeps every judgement already made, so only the missing ones are sent)."""
     why = f"the judge endpoint failed ({endpoint_failure}); " if endpoint_failure else ""
-    output = lm_eval_context.run_output()
-    kept = output is not None and bool(output.output_path) and output.log_samples
+    output = lm_eval_command.run_output()
+    kept = output is not None and output.keeps_samples
     command = ["condambig-score", benchmark.name, "--from-log",
                output.output_path if kept else "DIR", "--task", task_name,
                "--judge-model", judge.model]
@@ -265,7 +267,7 @@ def _retry_hint(benchmark: Benchmark, task_name: str, judge: Any,
 
 _NULL_LINES: dict[str, tuple[str, str]] = {}  # task -> (headline, reason)
 _NULL_SUITE: dict[str, str] = {}  # task -> why its suite_score is null
-_GROUPS: dict[str, Any] = {}
+_AGGREGATED: set[str] = set()  # tasks aggregated in this process
 _SAYING: list[bool] = []
 
 
@@ -277,10 +279,11 @@ def _report_nulls(task: Any, task_name: str, run: RunSummary) -> None:
     Python program calling lm-eval: its own exit is its own)."""
     if task is None:  # not lm-eval's aggregation step (e.g. a direct call)
         return
+    _AGGREGATED.add(task_name)
     config = getattr(task, "config", None)
     if run.reasons and getattr(config, "metadata", None) is not None:
         config.metadata["null_reasons"] = dict(run.reasons)
-    if run.judge_failed and lm_eval_context.running_lm_eval_command():
+    if run.judge_failed and lm_eval_command.running_lm_eval_command():
         exit_status.fail_at_exit()
     if task_name in _NULL_LINES or task_name in _NULL_SUITE:
         return
@@ -289,7 +292,6 @@ def _report_nulls(task: Any, task_name: str, run: RunSummary) -> None:
     if run.values.get(SUITE_SCORE, 0.0) is None:
         _NULL_SUITE[task_name] = run.reasons.get(SUITE_SCORE, "no value")
     if _NULL_LINES or _NULL_SUITE:
-        _GROUPS.update(lm_eval_context.run_groups())
         if not _SAYING:
             _SAYING.append(True)
             exit_status.say_at_exit(null_lines)
@@ -297,17 +299,18 @@ def _report_nulls(task: Any, task_name: str, run: RunSummary) -> None:
 
 def null_lines() -> list[str]:
     """One line per null headline, then one per group whose suite_score is null because a
-    task's is (lm-eval's group mean of a NaN is NaN)."""
+    task's is (lm-eval's group mean of a NaN is NaN). The groups are the spec's
+    (:func:`condambig_tasks.lm_eval_configs.spec_groups`) whose every task was aggregated
+    in this run."""
     lines = [f"{task}: {metric} is null: {reason}"
              for task, (metric, reason) in _NULL_LINES.items()]
-    for name, group in _GROUPS.items():
-        try:
-            aggregated = {entry.metric for entry in group.aggregate_metric_list or []}
-            leaves = [task.task_name for task in group.get_all_tasks()]
-        except Exception:
+    groups = lm_eval_configs.spec_groups()
+    for name, group in groups.items():
+        leaves = lm_eval_configs.leaf_tasks(name, groups)
+        if not group.averages_suite_score or not set(leaves) <= _AGGREGATED:
             continue
         null_leaves = [leaf for leaf in leaves if leaf in _NULL_SUITE]
-        if SUITE_SCORE in aggregated and null_leaves:
+        if null_leaves:
             lines.append(f"group {name}: {SUITE_SCORE} is null: the {SUITE_SCORE} of "
                          f"{', '.join(null_leaves)} is null ({_NULL_SUITE[null_leaves[0]]})")
     return lines

@@ -1,8 +1,8 @@
 """Same raw outputs, same numbers through every front end, for every benchmark.
 
 In-process, without a judge, on the fixture data: (a) the lm-eval glue as lm-eval calls it
-(the task folder's ``utils.py`` loaded by path: ``load_docs``, ``process_results`` per doc,
-then ``agg_<metric>`` over the items of each metric), (b) the Inspect task's scorer and
+(the hooks :class:`~condambig_tasks.lm_eval_task.CondambigTask` gives lm-eval: ``load_docs``,
+``process_results`` per doc, then ``agg_<metric>`` over the items of each metric), (b) the Inspect task's scorer and
 metric on ``TaskState``s built from its samples, and (c) ``condambig-score``
 (``condambig_tasks.cli.main``). Every lm-eval variant of a benchmark is checked with the
 options it fixes. Subprocess runs of the real commands are in the benchmarks' e2e tests and
@@ -27,10 +27,9 @@ from tests.test_contract import (
     JUNK_OUTPUTS,
     LmEvalVariant,
     fixture_data,  # noqa: F401 (fixture)
-    lm_eval_folder,
+    lm_eval_hooks,
     lm_eval_variants,
     load_benchmark,
-    load_utils,
     toy_registered,  # noqa: F401 (fixture)
 )
 
@@ -83,7 +82,7 @@ def _outputs(name: str, ids: list[str]) -> dict[str, str]:
 def _lm_eval(name: str, variant: LmEvalVariant, extra: dict[str, Any], outputs: dict[str, str],
              active: list) -> tuple[dict[str, float], dict[str, dict[str, Any]] | None]:
     """Corpus values, and per-sample items when lm-eval scores each doc on its own."""
-    utils = load_utils(lm_eval_folder(name))
+    utils = lm_eval_hooks(name)
     docs = utils.load_docs(version=variant.version, pretrained="scripted",
                            task_options=variant.task_options, **extra)["test"]
     assert sorted(doc["id"] for doc in docs) == sorted(outputs)
@@ -196,6 +195,6 @@ def test_front_ends_agree(name, fixture_data, request, tmp_path, capsys, monkeyp
     monkeypatch.setenv("CONDAMBIG_CACHE_DIR", str(tmp_path / "cache"))
     load_benchmark(name)  # skips while the benchmark is not ported
     variants = lm_eval_variants(name)
-    assert variants, f"{name}: no lm-eval YAML uses custom_dataset: !function utils.load_docs"
+    assert variants, f"{name}: no lm-eval task file names CondambigTask"
     for variant in variants:
         _check_variant(name, variant, request, tmp_path / variant.task, capsys)

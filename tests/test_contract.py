@@ -10,13 +10,11 @@ are shared with tests/test_consistency.py.
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -24,6 +22,7 @@ import yaml
 
 from condambig_tasks import registry
 from condambig_tasks.benchmark import SUITE_SPEC, Benchmark, json_safe
+from condambig_tasks.lm_eval_glue import LmEvalTask
 from tests.conftest import FIXTURE_DATA, REPO_ROOT
 
 TOY = "toy"
@@ -39,9 +38,19 @@ BENCHMARK_NAMES = list(dict.fromkeys([*registry.available(), TOY]))
 
 @dataclass(frozen=True)
 class FunctionRef:
-    """A YAML ``!function utils.<name>`` tag, read without importing anything."""
+    """A YAML ``!function module.name`` tag, read without importing anything."""
 
     name: str
+
+
+@dataclass(frozen=True)
+class AggregationOf:
+    """Stands for the aggregation function :class:`CondambigTask` binds to one metric."""
+
+    metric: str
+
+
+TASK_CLASS = FunctionRef("condambig_tasks.lm_eval_task.CondambigTask")
 
 
 class _TaskYamlLoader(yaml.SafeLoader):
@@ -69,7 +78,8 @@ def lm_eval_folder(name: str) -> Path:
 
 @dataclass(frozen=True)
 class LmEvalVariant:
-    """One lm-eval task of a benchmark: its YAML and the options it fixes."""
+    """One lm-eval task of a benchmark: its task file and the config
+    :class:`~condambig_tasks.lm_eval_task.CondambigTask` builds for it from the spec."""
 
     path: Path
     config: dict[str, Any]
@@ -88,19 +98,38 @@ class LmEvalVariant:
 
 
 def lm_eval_variants(name: str) -> list[LmEvalVariant]:
-    """Every task YAML of the benchmark's folder built on the generic ``utils.load_docs``."""
-    variants = [LmEvalVariant(path, read_task_yaml(path))
-                for path in sorted(lm_eval_folder(name).glob("*.yaml"))]
-    return [v for v in variants if v.config.get("custom_dataset") == FunctionRef("utils.load_docs")]
+    """Every task file of the benchmark's folder naming the :class:`CondambigTask` class,
+    with the config that class builds (aggregations as :class:`AggregationOf`)."""
+    from condambig_tasks.lm_eval_configs import task_config
+
+    benchmark = registry.get(name)
+    variants = []
+    for path in sorted(lm_eval_folder(name).glob("*.yaml")):
+        stub = read_task_yaml(path)
+        if stub.get("class") != TASK_CLASS:
+            continue
+        found = registry.task_variant(str(stub.get("task")))
+        assert found is not None and found[0].name == name, \
+            f"{path}: {stub.get('task')!r} is no task of {name}"
+        config = task_config(benchmark, found[1], lm_eval_hooks(name), AggregationOf, stub)
+        variants.append(LmEvalVariant(path, config))
+    return variants
 
 
-def load_utils(folder: Path) -> ModuleType:
-    """The folder's ``utils.py``, loaded by path as lm-eval loads it."""
-    spec = importlib.util.spec_from_file_location("utils", folder / "utils.py")
-    assert spec is not None and spec.loader is not None, folder
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def lm_eval_task_config(task: str) -> dict[str, Any]:
+    """The config lm-eval runs for one task name, with the hooks and aggregations outside a
+    task (what lm-eval calls, without a task instance to record null reasons in)."""
+    from condambig_tasks.lm_eval_configs import task_config
+
+    found = registry.task_variant(task)
+    assert found is not None, task
+    hooks = lm_eval_hooks(found[0].name)
+    return task_config(found[0], found[1], hooks, hooks.aggregation)
+
+
+def lm_eval_hooks(name: str) -> LmEvalTask:
+    """The benchmark's lm-eval hooks (``load_docs``, ``process_results``, ``agg_<metric>``)."""
+    return LmEvalTask(name)
 
 
 def load_benchmark(name: str) -> Benchmark:
@@ -163,9 +192,9 @@ def test_metric_names_are_unique(name):
 def test_lm_eval_metric_lists_follow_the_metric_spec(name):
     benchmark = load_benchmark(name)
     variants = lm_eval_variants(name)
-    assert variants, f"no YAML in {lm_eval_folder(name)} uses custom_dataset: !function utils.load_docs"
-    utils = load_utils(lm_eval_folder(name))
-    assert utils.task.benchmark_name == name
+    assert sorted(v.task for v in variants) == sorted(v.task for v in benchmark.variants), \
+        f"{lm_eval_folder(name)} must hold one task file (class: !function " \
+        f"{TASK_CLASS.name}) per variant of {name}"
     problems = []
     for variant in variants:
         label = variant.path.name
@@ -173,30 +202,23 @@ def test_lm_eval_metric_lists_follow_the_metric_spec(name):
                                               judged=True)
         metric_list = variant.config.get("metric_list") or []
         listed = [entry.get("metric") for entry in metric_list]
-        # a shared template may list more of the spec than one variant reports (lm-eval
-        # aggregates only the metrics process_results emits), never fewer, in spec order,
-        # suite_score last
+        # the list may hold more of the spec than one run reports (lm-eval aggregates only
+        # the metrics process_results emits), never fewer, in spec order, suite_score last
         expected = [spec for spec in (*benchmark.metric_specs, SUITE_SPEC)
                     if spec.name in listed or spec in reported]
         if listed != [spec.name for spec in expected]:
             problems.append(f"{label}: metric_list {listed} != spec {[s.name for s in expected]}")
             continue
         for entry, spec in zip(metric_list, expected, strict=True):
-            if entry.get("aggregation") != FunctionRef(f"utils.agg_{spec.name}"):
-                problems.append(f"{label}: {spec.name} aggregation must be "
-                                f"!function utils.agg_{spec.name}, got {entry.get('aggregation')}")
+            if entry.get("aggregation") != AggregationOf(spec.name):
+                problems.append(f"{label}: {spec.name} aggregation must be its own, got "
+                                f"{entry.get('aggregation')}")
             # a count or signed difference has no direction: an explicit null, so that
             # lm-eval neither guesses one nor warns
             if "higher_is_better" not in entry or entry["higher_is_better"] is not \
                     spec.higher_is_better:
                 problems.append(f"{label}: {spec.name} higher_is_better must be "
                                 f"{spec.higher_is_better}")
-        functions = [v for v in variant.config.values() if isinstance(v, FunctionRef)]
-        functions += [entry["aggregation"] for entry in metric_list]
-        for function in functions:
-            module, _, attribute = function.name.partition(".")
-            if module != "utils" or not callable(getattr(utils, attribute, None)):
-                problems.append(f"{label}: {function.name} is not a function of utils.py")
     assert not problems, "\n".join(problems)
 
 

@@ -155,17 +155,17 @@ def test_the_abg_coqa_split_advice_is_scoped(monkeypatch, tmp_path):
     ({"setting": "gold_conditions"}, r"use --tasks condambigqa_gold_conditions"),
 ])
 def test_the_lm_eval_hook_rejects_what_it_cannot_honour(use_fixture_data, metadata, pattern):
-    from tests.test_contract import lm_eval_folder, load_utils
+    from tests.test_contract import lm_eval_hooks
 
-    utils = load_utils(lm_eval_folder("condambigqa"))
+    utils = lm_eval_hooks("condambigqa")
     with pytest.raises(ConfigurationError, match=pattern):
         utils.load_docs(version=1.2, pretrained="tiny", task_options=MAIN, **metadata)
 
 
 def test_the_lm_eval_hook_applies_scoped_options(use_fixture_data):
-    from tests.test_contract import lm_eval_folder, load_utils
+    from tests.test_contract import lm_eval_hooks
 
-    utils = load_utils(lm_eval_folder("abg_coqa"))
+    utils = lm_eval_hooks("abg_coqa")
     scoped = utils.load_docs(version=1.2, task_options={"subtask": "detection"},
                              abg_coqa={"split": "val"}, split="test")["test"]
     default = utils.load_docs(version=1.2, task_options={"subtask": "detection"})["test"]

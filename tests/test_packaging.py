@@ -149,7 +149,7 @@ def test_regular_wheel_ships_the_pth_file_at_the_root(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "condambig_lm_eval.pth" in names
     assert "condambig_tasks/lm_eval_tasks/condambigqa/condambigqa.yaml" in names
-    assert "condambig_tasks/lm_eval_tasks/condambigqa/_condambigqa_template_yaml" in names
+    assert "condambig_tasks/lm_eval_tasks/condambigqa/_condambigqa_all.yaml" in names
     assert "condambig_tasks/assets.py" in names  # the upstream sources, for the register
     assert not [n for n in names if n.endswith("/eval.yaml")]  # catalogue facts are code
     assert any(n.startswith("condambig_metrics/") for n in names)

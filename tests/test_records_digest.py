@@ -14,7 +14,7 @@ import pytest
 from condambig_tasks import registry
 from condambig_tasks.benchmark import Benchmark, json_safe, load_items
 from condambig_tasks.provenance import records_sha256
-from tests.test_contract import lm_eval_folder, load_utils
+from tests.test_contract import lm_eval_hooks
 
 BENCHMARKS = ["condambigqa", "hotpot_flm", "conditionalqa", "ambignq", "abg_coqa"]
 
@@ -67,8 +67,8 @@ def test_json_safe_walks_dataclasses_like_asdict():
 def test_lm_eval_builds_each_record_once(use_fixture_data, monkeypatch, name):
     """lm-eval's docs carry the records that were hashed: ``to_record`` once per item.
     (HotpotQA-FLM's load prepares its agent models; its docs go through the same glue.)"""
-    utils = load_utils(lm_eval_folder(name))
-    benchmark = utils.task.benchmark
+    utils = lm_eval_hooks(name)
+    benchmark = utils.benchmark
     calls = []
     original = type(benchmark).to_record
     monkeypatch.setattr(type(benchmark), "to_record",

@@ -85,10 +85,10 @@ def test_condambigqa_paper_config_carries_the_papers_settings(monkeypatch):
 
 def test_lm_eval_paper_variant_matches_the_inspect_config():
     """The two front ends' paper settings are the same numbers."""
-    from tests.test_contract import read_task_yaml
+    from tests.test_contract import lm_eval_variants
 
-    variant = read_task_yaml(REPO_ROOT / "condambig_tasks" / "lm_eval_tasks" / "condambigqa"
-                             / "condambigqa_paper.yaml")
+    [variant] = [v.config for v in lm_eval_variants("condambigqa")
+                 if v.task == "condambigqa_paper"]  # the config lm-eval runs
     inspect_config = _config(RUN_CONFIGS / "condambigqa_paper.yaml")
     generation = variant["generation_kwargs"]
     assert generation["do_sample"] is True

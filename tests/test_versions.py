@@ -33,7 +33,7 @@ def test_fingerprint_changes_only_with_the_version(name, use_fixture_data):
         assert current == entry["fingerprint"], (
             f"{name}: the metric spec, option defaults, prompts or generation settings changed "
             f"but the version is still {benchmark.version}. Bump {type(benchmark).__name__}."
-            f"version and the YAML metadata.version, add a CHANGELOG.md line, then run "
+            f"version (lm-eval's metadata.version follows it), add a CHANGELOG.md line, then run "
             f"{RECORD_COMMAND}")
     else:
         pytest.fail(f"{name}: version {benchmark.version} has no recorded fingerprint "

@@ -13,8 +13,10 @@ from inspect_ai.solver import TaskState
 
 from condambig.abg_coqa import abg_coqa
 from condambig_tasks.cli import main
-from condambig_tasks.lm_eval_tasks.abg_coqa import utils
+from condambig_tasks.lm_eval_glue import LmEvalTask
 from tests.abg_coqa.scripted_outputs import RAW_OUTPUTS
+
+utils = LmEvalTask("abg_coqa")  # lm-eval's hooks of the benchmark
 
 # the headline first, suite_score (the headline on a 0-1 scale) last
 METRICS = {

@@ -18,10 +18,12 @@ from condambig_tasks.abg_coqa.loader import AbgCoQADataConfig, load_turns
 from condambig_tasks.abg_coqa.samples import build_samples
 from condambig_tasks.benchmark import ScoredSample
 from condambig_tasks.cli import main
-from condambig_tasks.lm_eval_tasks.abg_coqa import utils
+from condambig_tasks.lm_eval_glue import LmEvalTask
 from tests.abg_coqa.scripted_outputs import EXPECTED_JUDGE, RAW_OUTPUTS, judge_rules
 from tests.conftest import FIXTURE_DATA
 from tests.support.judge_server import JudgeServer
+
+utils = LmEvalTask("abg_coqa")  # lm-eval's hooks of the benchmark
 
 
 def _judged(scores: list[float | None]) -> dict[str, float | None]:

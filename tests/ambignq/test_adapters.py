@@ -14,8 +14,10 @@ from inspect_ai.solver import TaskState
 from condambig._factory import benchmark_metrics, benchmark_scorer
 from condambig_tasks import registry
 from condambig_tasks.cli import main
-from condambig_tasks.lm_eval_tasks.ambignq import utils as lm_eval_utils
+from condambig_tasks.lm_eval_glue import LmEvalTask
 from tests.ambignq.scripted_outputs import RAW_OUTPUTS
+
+lm_eval_utils = LmEvalTask("ambignq")  # lm-eval's hooks of the benchmark
 
 METRICS = ["f1_answer_all", "f1_answer_multi", "f1_bleu1", "f1_bleu2", "f1_bleu3", "f1_bleu4",
            "f1_edit_f1", "parse_rate"]

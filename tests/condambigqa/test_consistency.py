@@ -16,8 +16,10 @@ import condambig._factory as inspect_factory
 from condambig_tasks import registry, settings
 from condambig_tasks.cli import main
 from condambig_tasks.condambigqa.benchmark import CondAmbigQA
-from condambig_tasks.lm_eval_tasks.condambigqa import utils as lm_eval_utils
+from condambig_tasks.lm_eval_glue import LmEvalTask
 from tests.support.judge_server import JudgeServer
+
+lm_eval_utils = LmEvalTask("condambigqa")  # lm-eval's hooks of the benchmark
 
 RAW_OUTPUTS = {
     "fx-001": json.dumps({"conditions": [

@@ -12,17 +12,14 @@ import pytest
 from condambig_tasks.benchmark import SUITE_SPEC
 from condambig_tasks.cli import main
 from condambig_tasks.conditionalqa.benchmark import ConditionalQA
-from condambig_tasks.lm_eval_tasks import task_folder
 from tests.conditionalqa.conftest import FIXTURE_FOLDER
 from tests.conditionalqa.test_score_cli import RAW_OUTPUTS
 
-YAML = Path(task_folder()) / "conditionalqa" / "conditionalqa.yaml"
-
 
 def lm_eval_config() -> dict:
-    from lm_eval.tasks._yaml_loader import load_yaml
+    from tests.test_contract import lm_eval_task_config
 
-    return load_yaml(YAML, resolve_func=True)
+    return lm_eval_task_config("conditionalqa")
 
 
 def lm_eval_aggregate(config: dict, per_doc: list[dict]) -> dict[str, float]:

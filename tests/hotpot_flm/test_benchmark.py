@@ -4,26 +4,15 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-import yaml
 
 from condambig_tasks import registry
 from condambig_tasks.benchmark import SUITE_SPEC, Runtime, ScoredSample
 from condambig_tasks.errors import ConfigurationError
 from condambig_tasks.hotpot_flm.loader import load_examples
 from condambig_tasks.hotpot_flm.prompts import candidate_order
-
-TASK_FOLDER = Path(__file__).parents[2] / "condambig_tasks" / "lm_eval_tasks" / "hotpot_flm"
-
-
-class _FunctionTag(yaml.SafeLoader):
-    pass
-
-
-_FunctionTag.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
 
 
 class ScriptedModel:
@@ -56,17 +45,18 @@ def _oracle_roles(examples):
             "downstream": ScriptedModel("scripted/downstream", answer)}
 
 
-def test_yaml_metric_list_mirrors_the_spec():
-    template = yaml.load((TASK_FOLDER / "_hotpot_flm_template_yaml").read_text(),
-                         Loader=_FunctionTag)
+def test_lm_eval_metric_list_mirrors_the_spec():
+    from tests.test_contract import AggregationOf, lm_eval_variants
+
     benchmark = registry.get("hotpot_flm")
-    assert [(m["metric"], m["aggregation"], m["higher_is_better"])
-            for m in template["metric_list"]] == [
-        (spec.name, f"utils.agg_{spec.name}", spec.higher_is_better)
-        for spec in (*benchmark.metric_specs, SUITE_SPEC)]
+    variants = {variant.task: variant for variant in lm_eval_variants("hotpot_flm")}
     for task, split in (("hotpot_flm", "full"), ("hotpot_flm_test", "test")):
-        variant = yaml.load((TASK_FOLDER / f"{task}.yaml").read_text(), Loader=_FunctionTag)
-        assert variant["dataset_kwargs"] == {"task_options": {"split": split}}
+        config = variants[task].config
+        assert [(m["metric"], m["aggregation"], m["higher_is_better"])
+                for m in config["metric_list"]] == [
+            (spec.name, AggregationOf(spec.name), spec.higher_is_better)
+            for spec in (*benchmark.metric_specs, SUITE_SPEC)]
+        assert config["dataset_kwargs"] == {"task_options": {"split": split}}
 
 
 def test_roles_play_the_generative_agent_one_sample_at_a_time(flm_data):

@@ -60,7 +60,9 @@ def test_round_trip_through_a_doc(flm_data):
 def test_lm_eval_docs_fail_fast_when_an_agent_cannot_be_found(flm_data, tmp_path):
     """Before the evaluated model generates anything, not after, in the aggregation step."""
     from condambig_tasks.hotpot_flm.hf_models import AgentLoadError
-    from condambig_tasks.lm_eval_tasks.hotpot_flm import utils
+    from condambig_tasks.lm_eval_glue import LmEvalTask
+
+    utils = LmEvalTask("hotpot_flm")
 
     missing = str(tmp_path / "no-such-checkpoint")
     with pytest.raises(AgentLoadError, match="CONDAMBIG_FLM_ANSWERING_AGENT"):

@@ -10,7 +10,9 @@ import pytest
 
 from condambig_tasks.cli import main
 from condambig_tasks.hotpot_flm.loader import load_examples
-from condambig_tasks.lm_eval_tasks.hotpot_flm import utils
+from condambig_tasks.lm_eval_glue import LmEvalTask
+
+utils = LmEvalTask("hotpot_flm")  # lm-eval's hooks of the benchmark
 
 PIPELINE_METRICS = ("f1_incomplete", "f1_response", "f1_complete", "em_incomplete",
                     "em_response", "em_complete", "f1_recovery", "em_recovery", "mfrr",

@@ -6,8 +6,8 @@ prompts and the lm-eval generation settings. The fingerprint is a sha256 over th
 the prompts taken from the hand-written fixture items under every lm-eval variant's
 options; ``tests/fixtures/versions.json`` records it beside the version it belongs to.
 
-After a deliberate change: bump the benchmark's ``version`` (and the YAML
-``metadata.version``), add a CHANGELOG.md line, then record the new fingerprint:
+After a deliberate change: bump the benchmark's ``version`` (lm-eval's ``metadata.version``
+follows it), add a CHANGELOG.md line, then record the new fingerprint:
 
     CONDAMBIG_DATA_DIR=tests/fixtures/data python -m tests.support.versions --record
 """
@@ -28,7 +28,7 @@ RECORD = Path(__file__).resolve().parents[1] / "fixtures" / "versions.json"
 
 def fingerprint(benchmark: Benchmark, variants: list[tuple[dict[str, Any], Any]]) -> str:
     """sha256 over the metric spec, the option defaults, and every variant's generation
-    settings and fixture prompts. ``variants``: (task options, YAML generation_kwargs)."""
+    settings and fixture prompts. ``variants``: (task options, lm-eval generation_kwargs)."""
     parts: dict[str, Any] = {
         "metrics": [[spec.name, spec.aggregation, spec.higher_is_better, spec.judge,
                      spec.scale] for spec in benchmark.metric_specs],

@@ -1,1 +1,1 @@
-"""lm-eval task folder `abg_coqa` (lm-eval itself loads utils.py here by path)."""
+"""lm-eval task folder `abg_coqa`: task files generated from the spec (`generate.py` beside this folder) and the task card."""

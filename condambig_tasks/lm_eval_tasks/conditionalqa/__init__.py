@@ -1,1 +1,1 @@
-"""lm-eval task folder `conditionalqa` (lm-eval itself loads utils.py here by path)."""
+"""lm-eval task folder `conditionalqa`: task files generated from the spec (`generate.py` beside this folder) and the task card."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from condambig_tasks.benchmark import CORPUS, SUM, Benchmark, MetricSpec, ScoredSample
+from condambig_tasks.benchmark import CORPUS, SUM, Benchmark, MetricSpec, ScoredSample, Variant
 
 ITEMS_FILE = Path(__file__).with_name("capitals.json")
 IGNORE_CASE = True
@@ -46,6 +46,10 @@ class Toy(Benchmark[ToyOptions, CapitalQuestion]):
     title = "Toy capitals"
     version = "1-A"
     options_type = ToyOptions
+    variants = (
+        Variant("toy", "capitals, compared without regard to case"),
+        Variant("toy_case_sensitive", "capitals, compared with case", {"ignore_case": False}),
+    )
     metric_specs = (
         MetricSpec("exact_match", "answer equals the capital"),
         MetricSpec("unanswered", "outputs without 'Answer: <city>'", SUM, higher_is_better=False),

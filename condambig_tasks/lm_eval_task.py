@@ -1,0 +1,83 @@
+"""The lm-eval task class of every condambig task: its config is built from the spec.
+
+lm-eval 0.4.13 builds a task file holding ``class: !function module.Class`` as
+``Class(config=<the file's keys, --metadata in metadata>)`` (``lm_eval/tasks/_factory.py``,
+the PY_TASK route). :class:`CondambigTask` looks its task name up in the registry
+(:func:`condambig_tasks.registry.task_variant`) and builds the whole ``TaskConfig`` from
+that variant (:mod:`condambig_tasks.lm_eval_configs`), so a task file is two lines. The task
+owns its config: the provenance block and the null reasons go into its own
+``config.metadata`` (written to ``configs.<task>`` of the results JSON), and each metric's
+aggregation is bound to the task that reports it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lm_eval.api.task import ConfigurableTask
+
+from condambig_tasks import lm_eval_configs, registry
+from condambig_tasks.benchmark import SUITE_SPEC
+from condambig_tasks.errors import ConfigurationError
+from condambig_tasks.lm_eval_glue import LmEvalTask, aggregate
+
+
+class TaskAggregation:
+    """One metric's aggregation, bound to the task that reports it (lm-eval calls it with
+    the metric's items only)."""
+
+    def __init__(self, task: CondambigTask, benchmark: str, metric: str) -> None:
+        self.task, self.benchmark, self.metric = task, benchmark, metric
+
+    def __call__(self, items: list[Any]) -> float:
+        return aggregate(self.benchmark, self.metric, items, task=self.task)
+
+    def __deepcopy__(self, memo: dict) -> TaskAggregation:
+        # TaskConfig.to_dict deep-copies the config (dataclasses.asdict): not the task
+        return self
+
+    def __repr__(self) -> str:  # what to_dict writes for it (it has no source of its own)
+        return f"condambig_tasks.lm_eval_glue.aggregate({self.benchmark!r}, {self.metric!r})"
+
+
+class CondambigTask(ConfigurableTask):
+    """A condambig task for lm-eval, named by its task file's ``task:``."""
+
+    def __init__(self, data_dir: Any = None, cache_dir: Any = None, download_mode: Any = None,
+                 config: dict[str, Any] | None = None) -> None:
+        given = dict(config or {})
+        name = given.get("task")
+        found = registry.task_variant(name) if isinstance(name, str) else None
+        if found is None:
+            raise ConfigurationError(
+                f"lm-eval task {name!r}: no benchmark declares this task (known: "
+                f"{', '.join(_known_tasks())}); a task file using CondambigTask names one "
+                "of them in `task:`")
+        benchmark, variant = found
+        self.hooks = LmEvalTask(benchmark.name)
+        built = lm_eval_configs.task_config(
+            benchmark, variant, self.hooks,
+            lambda metric: TaskAggregation(self, benchmark.name, metric), given)
+        super().__init__(data_dir, cache_dir, download_mode, config=built)
+
+    def aggregation(self) -> dict[str, Any]:
+        """The metric list's aggregations, and one for any other metric of the spec (a
+        benchmark whose metrics depend on options the run sets is still aggregated by its
+        spec, never by lm-eval's fallback mean)."""
+        benchmark = self.hooks.benchmark
+        every = {spec.name: TaskAggregation(self, benchmark.name, spec.name)
+                 for spec in (*benchmark.metric_specs, SUITE_SPEC)}
+        return {**every, **super().aggregation()}
+
+    def download(self, dataset_kwargs: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        """The docs, loaded with this task's own config (its metadata receives the
+        provenance block)."""
+        if not isinstance(self.config.metadata, dict):
+            self.config.metadata = {}
+        self.dataset = self.hooks.load_docs(
+            self.config, **self.config.metadata, **(self.config.dataset_kwargs or {}))
+
+
+def _known_tasks() -> list[str]:
+    return [variant.task for name in registry.available()
+            for variant in registry.get(name).variants]
