@@ -20,7 +20,6 @@ import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from condambig_tasks import registry, settings
@@ -183,41 +182,10 @@ def _option_json(benchmark: Benchmark, values: Mapping[str, Any]) -> dict[str, A
     return benchmark.options_to_json(benchmark.options(values, strict=False))
 
 
-@functools.cache
 def variant_tasks(benchmark_name: str) -> dict[str, dict[str, Any]]:
-    """The lm-eval tasks of a benchmark and the options each fixes (its YAML's
-    ``dataset_kwargs: {task_options: ...}``, following ``include:``)."""
-    from condambig_tasks.lm_eval_tasks import task_folder
+    """The lm-eval tasks of a benchmark and the options each fixes (its spec's variants)."""
+    from condambig_tasks import registry
+    from condambig_tasks.benchmark import json_safe
 
-    folder = Path(task_folder()) / benchmark_name
-    found: dict[str, dict[str, Any]] = {}
-    if not folder.is_dir():
-        return found
-    for path in sorted(folder.iterdir()):
-        if not (path.suffix == ".yaml" or path.name.endswith("_yaml")):
-            continue
-        config = _yaml(path)
-        if isinstance(config.get("task"), str):
-            found[config["task"]] = dict(_task_options(config, folder) or {})
-    return found
-
-
-def _task_options(config: Mapping[str, Any], folder: Path) -> Mapping[str, Any] | None:
-    options = (config.get("dataset_kwargs") or {}).get("task_options")
-    if options is None and isinstance(config.get("include"), str):
-        return _task_options(_yaml(folder / config["include"]), folder)
-    return options
-
-
-def _yaml(path: Path) -> dict[str, Any]:
-    import yaml
-
-    class Loader(yaml.SafeLoader):
-        """Reads lm-eval's ``!function`` tags as None (only the plain keys are needed)."""
-
-    Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
-    try:
-        loaded = yaml.load(path.read_text(encoding="utf-8"), Loader=Loader)  # noqa: S506
-    except (OSError, yaml.YAMLError):
-        return {}
-    return loaded if isinstance(loaded, dict) else {}
+    return {variant.task: json_safe(dict(variant.options))
+            for variant in registry.get(benchmark_name).variants}
