@@ -365,7 +365,8 @@ def test_register_entries_report_the_real_inspect_runs(real_runs, tmp_path):
         [score] = log.results.scores
         assert row.metrics[0].key == headline
         assert row.metrics[0].value == pytest.approx(score.metrics[headline].value)
-        assert report.version == str(log.eval.task_version)
+        assert report.version == log.eval.metadata["full_task_version"]
+        assert str(log.eval.task_version) == report.version.split("-")[0]
         assert report.notes and "3 of" in report.notes[0]  # --limit 3
 
 
