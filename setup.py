@@ -1,4 +1,7 @@
-"""Ships ``condambig_lm_eval.pth`` at the site-packages root (regular and editable installs).
+"""Ships ``condambig_lm_eval.pth`` at the site-packages root (regular and editable installs)
+and names the packages: three import names whose folders differ (``condambig_metrics`` is
+``metrics/``, ``condambig`` is ``inspect_tasks/``), each with every subpackage found below it,
+so a new benchmark's folders need no entry here.
 
 Everything else is in pyproject.toml. The .pth file lets a stock lm-eval find the tasks; see
 condambig_tasks/_lm_eval_hook.py.
@@ -19,10 +22,14 @@ The file comes from one extra ``build`` sub-command (setuptools' public extensio
 import glob
 import os
 
-from setuptools import Command, setup
+from setuptools import Command, find_packages, setup
 from setuptools.command.build import build
 from setuptools.errors import SetupError
 
+# import name -> folder
+PACKAGE_DIRS = {"condambig_tasks": "condambig_tasks", "condambig_metrics": "metrics",
+                "condambig": "inspect_tasks"}
+HERE = os.path.dirname(os.path.abspath(__file__))
 PTH_NAME = "condambig_lm_eval.pth"
 PTH_SOURCE = os.path.join("condambig_tasks", PTH_NAME)
 
@@ -66,4 +73,12 @@ class BuildWithPth(build):
     sub_commands = [*build.sub_commands, ("build_pth", None)]
 
 
-setup(cmdclass={"build": BuildWithPth, "build_pth": BuildPth})
+def packages() -> list[str]:
+    """Every package under its import name: the roots and each folder below them with an
+    ``__init__.py``."""
+    return [name + suffix for name, folder in PACKAGE_DIRS.items()
+            for suffix in ["", *(f".{sub}" for sub in find_packages(os.path.join(HERE, folder)))]]
+
+
+setup(package_dir=PACKAGE_DIRS, packages=packages(),
+      cmdclass={"build": BuildWithPth, "build_pth": BuildPth})

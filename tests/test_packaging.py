@@ -24,8 +24,16 @@ LM_EVAL_TASKS = ("condambigqa", "condambigqa_gold_conditions", "condambigqa_no_c
 
 
 def _declared_packages() -> set[str]:
-    config = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
-    return set(config["tool"]["setuptools"]["packages"])
+    """The packages setup.py gives setuptools (its ``setup()`` call captured, not run)."""
+    import runpy
+    from unittest import mock
+
+    with mock.patch("setuptools.setup") as setup:
+        runpy.run_path(str(REPO_ROOT / "setup.py"), run_name="setup_probe")
+    kwargs = setup.call_args.kwargs
+    assert {name: str(REPO_ROOT / folder) for name, folder in DIRECTORY_OF.items()} == \
+        {name: str(REPO_ROOT / folder) for name, folder in kwargs["package_dir"].items()}
+    return set(kwargs["packages"])
 
 
 def test_every_package_directory_is_declared_under_its_import_name():
