@@ -5,13 +5,17 @@ from condambig_tasks.errors import install_one_line_errors
 
 install_one_line_errors()  # in the `inspect` command only: other programs keep their hook
 
-from condambig.abg_coqa import (
-    abg_coqa,
-    abg_coqa_clarification,
-    abg_coqa_clarified_qa,
-    abg_coqa_detection,
-)
-from condambig.ambignq import ambignq
-from condambig.condambigqa import condambigqa
-from condambig.conditionalqa import conditionalqa
-from condambig.hotpot_flm import hotpot_flm
+import importlib
+import pkgutil
+
+import condambig
+
+# every module of the package: importing a benchmark's module registers its @task functions
+# (a new benchmark's inspect_tasks/<name>.py needs no line here); they are also names of
+# this module, as an explicit import list would make them
+for _module in pkgutil.iter_modules(condambig.__path__):
+    if not _module.name.startswith("_"):
+        _loaded = importlib.import_module(f"condambig.{_module.name}")
+        globals().update({name: value for name, value in vars(_loaded).items()
+                          if getattr(getattr(value, "__registry_info__", None), "type", None)
+                          == "task" and getattr(value, "__module__", None) == _loaded.__name__})

@@ -65,6 +65,10 @@ def package_files() -> dict[Path, str]:
     """Every generated file of this folder: each built-in benchmark's and the suite's."""
     files = {FOLDER / name / file: text for name in registry.BENCHMARKS
              for file, text in benchmark_files(registry.get(name)).items()}
+    for name in [*registry.BENCHMARKS, registry.SUITE]:  # a package, so the wheel ships it
+        files[FOLDER / name / "__init__.py"] = (
+            f'"""lm-eval task folder `{name}`: task files generated from the spec '
+            '(`generate.py` beside this folder) and the task card."""\n')
     suite = lm_eval_configs.suite_group()
     files[FOLDER / suite.name / f"_{suite.name}.yaml"] = group_file(
         suite, "condambig_tasks/registry.py (SUITE, each benchmark's suite_member)")
