@@ -48,13 +48,6 @@ def add_judge_arguments(parser: argparse.ArgumentParser) -> None:
                              "(else $CONDAMBIG_JUDGE_MAX_FAILED; default 0)")
 
 
-def judge_config(args: argparse.Namespace) -> Any:
-    """The :class:`~condambig_metrics.judge.JudgeConfig` the user named, or None."""
-    flags = {key: getattr(args, key, None) for key in JUDGE_FLAGS}
-    return settings.judge_config_from_environment(
-        {key: value for key, value in flags.items() if value is not None})
-
-
 def logged_judge(judge_settings: dict[str, Any] | None,
                  provenance: dict[str, Any] | None) -> LoggedJudge | None:
     """The judge an lm-eval run recorded: its ``judge_*`` doc settings, else its provenance

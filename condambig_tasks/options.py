@@ -76,13 +76,6 @@ def option_specs(kind: type) -> tuple[OptionSpec, ...]:
         for f in dataclasses.fields(kind) if f.init)
 
 
-def option_spec(kind: type, name: str) -> OptionSpec:
-    for spec in option_specs(kind):
-        if spec.name == name:
-            return spec
-    raise KeyError(f"{kind.__name__} has no option {name!r}")
-
-
 def option_values(kind: type, arguments: Mapping[str, Any]) -> dict[str, Any]:
     """The options of ``kind`` among ``arguments`` (an Inspect ``@task``'s ``locals()``)."""
     names = {spec.name for spec in option_specs(kind)}

@@ -75,17 +75,6 @@ def load_records_with_provenance(
                                             roles=roles, records=records)
 
 
-def load_with_provenance(
-    benchmark: Benchmark, options: Any, *, judge: str | None = None,
-    roles: Mapping[str, Any] | None = None,
-) -> tuple[list[Any], dict[str, Any]]:
-    """The benchmark's items and the provenance block of a run over them (see
-    :func:`load_records_with_provenance`)."""
-    items, _, provenance = load_records_with_provenance(benchmark, options, judge=judge,
-                                                        roles=roles)
-    return items, provenance
-
-
 def provenance_block(
     benchmark: Benchmark, options: Any, items: Sequence[Any],
     sources: Sequence[Mapping[str, Any]], *, judge: str | None = None,

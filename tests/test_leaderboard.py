@@ -19,7 +19,7 @@ import pytest
 
 from condambig_tasks import registry
 from condambig_tasks.benchmark import SUITE_SCORE
-from condambig_tasks.provenance import load_with_provenance, records_sha256
+from condambig_tasks.provenance import load_records_with_provenance, records_sha256
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
 from tests.support.judge_server import JudgeServer
 
@@ -64,12 +64,12 @@ def test_records_digest_changes_when_one_record_changes(tmp_path, monkeypatch):
     monkeypatch.setenv("CONDAMBIG_DATA_DIR", str(data))
     benchmark = registry.get("ambignq")
     options = benchmark.options({})
-    _, before = load_with_provenance(benchmark, options)
+    _, _, before = load_records_with_provenance(benchmark, options)
     file = data / "ambignq" / "dev_light.json"
     records = json.loads(file.read_text())
     records[-1]["question"] += " (edited)"
     file.write_text(json.dumps(records))
-    _, after = load_with_provenance(benchmark, options, judge="some-judge")
+    _, _, after = load_records_with_provenance(benchmark, options, judge="some-judge")
     assert before["data"]["records"] == after["data"]["records"] == len(records)
     assert before["data"]["records_sha256"] != after["data"]["records_sha256"]
     [source] = after["data"]["sources"]
@@ -201,7 +201,7 @@ def test_lm_eval_results_carry_the_provenance_block(suite_run, tiny_t5):
         benchmark = registry.get(name)
         with pytest.MonkeyPatch.context() as patch:
             patch.setenv("CONDAMBIG_DATA_DIR", str(FIXTURE_DATA))
-            items, _ = load_with_provenance(benchmark, benchmark.options(options))
+            items, _, _ = load_records_with_provenance(benchmark, benchmark.options(options))
         assert provenance["benchmark"] == name and provenance["task_version"] == benchmark.version
         assert provenance["data"]["records"] == len(items), task
         assert provenance["data"]["records_sha256"] == records_sha256(benchmark, items), task
@@ -227,7 +227,7 @@ def test_condambig_score_prints_the_provenance_block(tmp_path, monkeypatch, caps
     report = json.loads(capsys.readouterr().out)
     assert list(report["metrics"])[0] == "f1_answer_all"
     benchmark = registry.get("ambignq")
-    _, expected = load_with_provenance(benchmark, benchmark.options({}))
+    _, _, expected = load_records_with_provenance(benchmark, benchmark.options({}))
     assert report["provenance"] == expected
 
 
