@@ -231,8 +231,8 @@ class Benchmark(Generic[Options, Item]):
     version: ClassVar[str]  # N-X (TaskVersion)
     options_type: ClassVar[type]
     metric_specs: ClassVar[tuple[MetricSpec, ...]]
-    # the metric to rank on: the first of these the run reports (e.g. CondAmbigQA's
-    # combined_score needs a judge; without one the run heads with citation_score)
+    # the metric to rank on: the first of these the run reports (e.g. CondAmbigQA's first
+    # needs a judge; without one the run heads with a judge-free one further down)
     headline_metrics: ClassVar[tuple[str, ...]] = ()
     # a judge can score this benchmark (lm-eval / CLI read the judge settings, Inspect the
     # grader role)
