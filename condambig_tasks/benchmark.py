@@ -5,7 +5,7 @@ dataclass, how to load its items, the prompt, a JSON-safe record round-trip, ``s
 output -> one :class:`ScoredSample`, pure), an optional batched corpus step
 (``score_batch``: the judge, the HotpotQA-FLM agents) and its metric spec
 (:class:`MetricSpec`). The generic front ends build everything else from these:
-``condambig_tasks.lm_eval_glue`` (lm-eval's ``utils.py`` functions),
+``condambig_tasks.lm_eval_task`` (lm-eval's task, its config built from the spec),
 ``condambig._factory`` (the Inspect task and scorer) and ``condambig_tasks.cli``
 (``condambig-score``). A newcomer reads one benchmark in ``<benchmark>/benchmark.py`` and
 the modules it imports; see docs/adding-a-benchmark.md.
@@ -42,8 +42,8 @@ class MetricSpec:
     """One reported metric. ``higher_is_better`` None: a count or diagnostic with no direction.
 
     ``judge``: reported only when a judge is configured. Every front end takes the metric
-    names, aggregations and directions from here (lm-eval's YAML ``metric_list`` is checked
-    against it by a test).
+    names, aggregations and directions from here (lm-eval's ``metric_list`` is built from
+    it).
     """
 
     name: str

@@ -1,7 +1,7 @@
 """The benchmarks every front end offers: name -> its :class:`~condambig_tasks.benchmark.Benchmark`.
 
-Adding a benchmark is one line here (plus its folder, its lm-eval YAML and its Inspect
-``@task``); a benchmark outside this package is named in ``CONDAMBIG_EXTRA_BENCHMARKS``
+Adding a benchmark is one line here (plus its folder and its Inspect ``@task``; the lm-eval
+task files are generated from the spec: docs/adding-a-benchmark.md); a benchmark outside this package is named in ``CONDAMBIG_EXTRA_BENCHMARKS``
 (``name=module:Class``, comma-separated). Modules are imported on first use, so the CLI's start-up stays cheap.
 """
 

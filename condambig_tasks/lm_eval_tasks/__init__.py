@@ -1,4 +1,5 @@
-"""lm-eval task folders (YAML + thin glue), one per benchmark, in lm-eval's own style."""
+"""lm-eval task folders, one per benchmark: task files generated from the spec
+(``generate.py``) and each benchmark's task card."""
 
 from pathlib import Path
 
