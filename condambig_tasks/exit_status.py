@@ -7,7 +7,8 @@ prints its table and returns normally: nothing of a task's code runs after that,
 whose judged numbers were withheld (the judge failed) ends in two :mod:`atexit` steps:
 
 - :func:`say_at_exit` lines are printed to stderr when the interpreter exits, after the
-  table (one line per null headline, with its reason);
+  table (stdout is flushed first: a piped stdout is block-buffered) — each task's headline
+  with its standard error, or why it is null;
 - :func:`fail_at_exit` arms the *final* handler, which exits with the status after every
   other handler has run (log handlers flushed, locks released). :mod:`atexit` runs
   handlers last in, first out, so the ``.pth`` hook (``condambig_tasks._lm_eval_hook``)
@@ -60,6 +61,10 @@ def say_at_exit(lines: Callable[[], list[str]]) -> None:
 
 
 def _say() -> None:
+    try:  # the framework's report first, also when both streams go to one pipe
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
     for lines in _said:
         try:
             found = lines()

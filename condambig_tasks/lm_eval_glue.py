@@ -10,17 +10,24 @@ the spec with these hooks; ``agg_<metric>`` gives a metric's aggregation outside
 - ``process_results`` scores one output when no model is needed and emits numbers; when the
   benchmark needs its corpus step (a judge, agent models) it emits a small item (id, output)
   and the scoring happens in the aggregation step, once for the whole run (rank 0 under
-  data parallelism), every model call of the run batched or concurrent.
+  data parallelism), every model call of the run batched or concurrent. A judge-free run's
+  CORPUS metrics (else its last metric) carry the whole scored sample with its id and
+  output, so the aggregation step has every sample: for the standard errors
+  (:func:`standard_errors`) and the outputs digest of the provenance block.
+- after lm-eval's table, one line per task gives its headline with its standard error, and
+  one per group its ``suite_score`` (:func:`report_lines`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import logging
 import math
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from condambig_tasks import exit_status, lm_eval_command, lm_eval_configs, registry, settings
@@ -36,6 +43,7 @@ from condambig_tasks.benchmark import (
 from condambig_tasks.errors import CondambigError
 from condambig_tasks.lm_eval_options import resolve_lm_eval_options
 from condambig_tasks.progress import Progress, show_project_logs
+from condambig_tasks.provenance import outputs_sha256
 from condambig_tasks.run import (
     BenchmarkRun,
     EnvironmentJudge,
@@ -44,6 +52,13 @@ from condambig_tasks.run import (
     resolve_judge,
 )
 from condambig_tasks.run_memo import RunMemo
+from condambig_tasks.uncertainty import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    Estimate,
+    estimates_json,
+    uncertainty,
+)
 
 logger = logging.getLogger("condambig")
 
@@ -123,11 +138,13 @@ class LmEvalTask:
             return {spec.name: item for spec in active}
         sample = benchmark.score(benchmark.from_record(json.loads(doc["record"])), output,
                                  options)
+        whole = {"id": doc["id"], "output": output, "sample": sample.to_json(),
+                 "options": doc["options"], "judge": doc["judge"]}
+        carriers = _whole_sample_metrics(active)
         values: dict[str, Any] = {}
         for spec in active:
-            if spec.aggregation == CORPUS:
-                values[spec.name] = {"sample": sample.to_json(), "options": doc["options"],
-                                     "judge": doc["judge"]}
+            if spec.name in carriers:
+                values[spec.name] = whole
             else:
                 value = sample.values.get(spec.name)
                 values[spec.name] = math.nan if value is None else float(value)
@@ -184,17 +201,52 @@ def _judge_configured(benchmark: Benchmark, options: Any, judge_options: dict[st
     return resolve_judge(benchmark, options, EnvironmentJudge(judge_options)) is not None
 
 
+def _whole_sample_metrics(active: list[Any]) -> set[str]:
+    """The metrics whose items carry the whole scored sample in a run scored per document:
+    each CORPUS metric (it needs the samples), else the last one (so every run's items hold
+    every sample's id, output and values; the other metrics stay plain numbers)."""
+    corpus = {spec.name for spec in active if spec.aggregation == CORPUS}
+    return corpus or ({active[-1].name} if active else set())
+
+
+@dataclass
+class ScoredRun:
+    """One task's run as lm-eval's aggregation step scored it: the result, the samples and
+    run it was computed on, the outputs scored as (item id, output) pairs (None when the
+    items did not carry them) and the judge model; its estimates are computed once per
+    number of resamples."""
+
+    result: RunResult
+    run: BenchmarkRun
+    samples: list[ScoredSample]
+    outputs: list[tuple[str, Any]] | None
+    judge_model: str | None
+    _estimates: dict[int, dict[str, Estimate]] = field(default_factory=dict)
+
+    def estimates(self, resamples: int) -> dict[str, Estimate]:
+        if resamples not in self._estimates:
+            self._estimates[resamples] = uncertainty(
+                self.run.benchmark, self.samples, self.run.options, self.run.judged,
+                resamples=resamples, seed=DEFAULT_SEED)
+        return self._estimates[resamples]
+
+    @functools.cached_property
+    def outputs_sha256(self) -> str | None:
+        """:func:`condambig_tasks.provenance.outputs_sha256` of the outputs scored."""
+        return None if self.outputs is None else outputs_sha256(self.outputs)
+
+
 RunSummary = RunResult  # one task's corpus result (the name lm-eval's glue used)
 
 
-_RUNS: RunMemo[RunSummary] = RunMemo()
+_RUNS: RunMemo[ScoredRun] = RunMemo()
 
 
 def aggregate(benchmark_name: str, metric: str, items: list[Any], task: Any = None) -> float:
     """One metric of a run. Numbers are averaged (or summed) directly; items that need the
     corpus step or a corpus metric are scored together once and shared by every metric.
     ``task``: the lm-eval task aggregating (its name keys the run, its config receives the
-    null reasons); None outside lm-eval's aggregation step."""
+    null reasons and the outputs digest); None outside lm-eval's aggregation step."""
     if not items:
         return math.nan
     benchmark = registry.get(benchmark_name)
@@ -203,24 +255,35 @@ def aggregate(benchmark_name: str, metric: str, items: list[Any], task: Any = No
         samples = [ScoredSample(id="", values={metric: value}) for value in items]
         value = plain_summary(samples, [spec])[metric]
         return math.nan if value is None else value
-    judge = settings.judge_config_from_environment(json.loads(items[0].get("judge") or "{}"))
-    judge_identity = None if judge is None else [judge.model, judge.base_url]
-    task_name = getattr(task, "task_name", None) or benchmark_name
-    run = _RUNS.get_or_compute([benchmark_name, task_name, judge_identity, items],
-                               lambda: _summarise_items(benchmark, items, task_name))
-    _report_nulls(task, task_name, run)
-    value = run.values.get(metric)
+    scored = scored_run(benchmark_name, items, task)
+    _report_run(task, getattr(task, "task_name", None) or benchmark_name, scored)
+    value = scored.result.values.get(metric)
     return math.nan if value is None else float(value)
 
 
+def scored_run(benchmark_name: str, items: list[dict[str, Any]], task: Any = None) -> ScoredRun:
+    """The run of a task's items (whole samples, or outputs the corpus step scores), scored
+    once per process and shared by every metric and the standard errors."""
+    benchmark = registry.get(benchmark_name)
+    judge = settings.judge_config_from_environment(json.loads(items[0].get("judge") or "{}"))
+    judge_identity = None if judge is None else [judge.model, judge.base_url]
+    task_name = getattr(task, "task_name", None) or benchmark_name
+    return _RUNS.get_or_compute([benchmark_name, task_name, judge_identity, items],
+                                lambda: _summarise_items(benchmark, items, task_name))
+
+
 def _summarise_items(benchmark: Benchmark, items: list[dict[str, Any]],
-                     task_name: str) -> RunSummary:
+                     task_name: str) -> ScoredRun:
     if len({(item["options"], item["judge"]) for item in items}) != 1:
         raise ValueError(f"{benchmark.name}: items of one task carry different options")
     run, judge = BenchmarkRun.start(benchmark, json.loads(items[0]["options"]), strict=False,
                                     judge_source=EnvironmentJudge(json.loads(items[0]["judge"])))
+    outputs = ([(str(item["id"]), item["output"]) for item in items]
+               if all("id" in item and "output" in item for item in items) else None)
+    judge_model = None if judge is None else judge.model
     if "sample" in items[0]:
-        return run.summarise([ScoredSample.from_json(item["sample"]) for item in items])
+        samples = [ScoredSample.from_json(item["sample"]) for item in items]
+        return ScoredRun(run.summarise(samples), run, samples, outputs, judge_model)
     by_id = _items_by_id(benchmark.name, items[0]["options"])
     batch = [(by_id[item["id"]], item["output"]) for item in items]
     engine = None
@@ -230,7 +293,7 @@ def _summarise_items(benchmark: Benchmark, items: list[dict[str, Any]],
         engine = openai_judge_engine(judge, progress_factory=Progress)
     samples = run_blocking(run.score(batch, Runtime(judge=engine)))
     if engine is None:
-        return run.summarise(samples)
+        return ScoredRun(run.summarise(samples), run, samples, outputs, judge_model)
     logger.info("%s judge: %s", benchmark.name, engine.stats)
     hint = _retry_hint(benchmark, task_name, judge, engine.endpoint_failure)
     result = run.summarise(samples, failed=engine.stats.failures, max_failed=judge.max_failed,
@@ -238,7 +301,40 @@ def _summarise_items(benchmark: Benchmark, items: list[dict[str, Any]],
     if engine.endpoint_failure is not None:
         logger.warning("%s: the judge endpoint failed after generation (%s); the outputs "
                        "are kept: %s", benchmark.name, engine.endpoint_failure, hint)
-    return result
+    return ScoredRun(result, run, samples, outputs, judge_model)
+
+
+def standard_errors(benchmark_name: str, raw_metrics: Mapping[tuple[str, str], list[Any]],
+                    bootstrap_iters: int, task: Any = None) -> dict[str, float]:
+    """``<metric>_stderr,<filter>`` of every metric of a task's run whose estimate is a
+    number (:func:`condambig_tasks.uncertainty.uncertainty` on the samples the aggregation
+    scored); the others keep lm-eval's ``"N/A"``.
+
+    Resamples: ``min(bootstrap_iters, 1000)``. lm-eval's ``bootstrap_iters`` (100,000 by
+    default; the ``lm_eval`` command has no option for it, ``simple_evaluate`` has) bounds
+    its own bootstraps, and lm-eval itself draws at most 100 for its corpus metrics (BLEU,
+    chrF, TER: ``evaluator_utils._compute_task_aggregations``); 1,000 is the project's default
+    everywhere (``condambig-score``, Inspect), so one run's outputs give one stderr in every
+    front end. ``bootstrap_iters`` 0 (lm-eval: no stderr) never reaches here."""
+    resamples = min(bootstrap_iters, DEFAULT_RESAMPLES)
+    found: dict[str, float] = {}
+    for filter_key in dict.fromkeys(key for _, key in raw_metrics):
+        items = next((items for (_, key), items in raw_metrics.items()
+                      if key == filter_key and items and isinstance(items[0], dict)), None)
+        if items is None:
+            continue
+        scored = scored_run(benchmark_name, items, task)
+        stderr, _ = estimates_json(scored.estimates(resamples), scored.result.values)
+        for (metric, key) in raw_metrics:
+            if key == filter_key and stderr.get(metric) is not None:
+                found[f"{metric}_stderr,{key}"] = float(stderr[metric])
+        task_name = getattr(task, "task_name", None) or benchmark_name
+        headline = _HEADLINES.get(task_name)
+        if headline is not None:
+            _HEADLINES[task_name] = dataclasses.replace(
+                headline, stderr=stderr.get(headline.metric),
+                suite_stderr=stderr.get(SUITE_SCORE))
+    return found
 
 
 def _retry_hint(benchmark: Benchmark, task_name: str, judge: Any,
@@ -265,55 +361,115 @@ def _retry_hint(benchmark: Benchmark, task_name: str, judge: Any,
     return f"{why}run `{text}` to finish the judging{keeps}"
 
 
+@dataclass(frozen=True)
+class Headline:
+    """What a task's line after lm-eval's table says: its headline (or ``suite_score``)
+    value, the value's standard error, the samples scored and the judge."""
+
+    metric: str
+    value: float
+    samples: int
+    judge: str | None
+    stderr: float | None = None
+    suite_score: float | None = None
+    suite_stderr: float | None = None
+
+
 _NULL_LINES: dict[str, tuple[str, str]] = {}  # task -> (headline, reason)
 _NULL_SUITE: dict[str, str] = {}  # task -> why its suite_score is null
-_AGGREGATED: set[str] = set()  # tasks aggregated in this process
+_AGGREGATED: dict[str, None] = {}  # tasks aggregated in this process, in order
+_HEADLINES: dict[str, Headline] = {}  # task -> its headline line (non-null headlines)
 _SAYING: list[bool] = []
 
 
-def _report_nulls(task: Any, task_name: str, run: RunSummary) -> None:
-    """Record why metrics are null: in the task's ``config.metadata.null_reasons`` (written
-    to the results JSON, beside ``provenance``) and as lines printed after lm-eval's table
-    (lm-eval itself shows NaN without a reason); withheld judged metrics also give the run
-    a non-zero exit status once the ``lm_eval`` command has written its output (not a
-    Python program calling lm-eval: its own exit is its own)."""
+def _report_run(task: Any, task_name: str, scored: ScoredRun) -> None:
+    """Record in the task's ``config.metadata`` (written to the results JSON) why metrics
+    are null (``null_reasons``, beside ``provenance``) and the digest of the outputs scored
+    (``provenance.outputs_sha256``); keep the task's lines printed after lm-eval's table
+    (its headline, or why it is null: lm-eval itself shows NaN without a reason). Withheld
+    judged metrics also give the run a non-zero exit status once the ``lm_eval`` command
+    has written its output (not a Python program calling lm-eval: its own exit is its
+    own)."""
     if task is None:  # not lm-eval's aggregation step (e.g. a direct call)
         return
-    _AGGREGATED.add(task_name)
+    run = scored.result
+    _AGGREGATED.setdefault(task_name)
     config = getattr(task, "config", None)
-    if run.reasons and getattr(config, "metadata", None) is not None:
-        config.metadata["null_reasons"] = dict(run.reasons)
+    metadata = getattr(config, "metadata", None)
+    if isinstance(metadata, dict):
+        if run.reasons:
+            metadata["null_reasons"] = dict(run.reasons)
+        provenance = metadata.get("provenance")
+        if isinstance(provenance, dict) and scored.outputs_sha256 is not None:
+            provenance["outputs_sha256"] = scored.outputs_sha256
     if run.judge_failed and lm_eval_command.running_lm_eval_command():
         exit_status.fail_at_exit()
-    if task_name in _NULL_LINES or task_name in _NULL_SUITE:
+    if not _SAYING:
+        _SAYING.append(True)
+        exit_status.say_at_exit(report_lines)
+    if task_name in _NULL_LINES or task_name in _NULL_SUITE or task_name in _HEADLINES:
         return
     if run.headline is not None and run.values.get(run.headline) is None:
         _NULL_LINES[task_name] = (run.headline, run.reasons.get(run.headline, "no value"))
+    elif run.headline is not None:
+        _HEADLINES[task_name] = Headline(run.headline, float(run.values[run.headline]),
+                                         len(scored.samples), scored.judge_model,
+                                         suite_score=run.values.get(SUITE_SCORE))
     if run.values.get(SUITE_SCORE, 0.0) is None:
         _NULL_SUITE[task_name] = run.reasons.get(SUITE_SCORE, "no value")
-    if _NULL_LINES or _NULL_SUITE:
-        if not _SAYING:
-            _SAYING.append(True)
-            exit_status.say_at_exit(null_lines)
 
 
-def null_lines() -> list[str]:
-    """One line per null headline, then one per group whose suite_score is null because a
-    task's is (lm-eval's group mean of a NaN is NaN). The groups are the spec's
-    (:func:`condambig_tasks.lm_eval_configs.spec_groups`) whose every task was aggregated
-    in this run."""
-    lines = [f"{task}: {metric} is null: {reason}"
-             for task, (metric, reason) in _NULL_LINES.items()]
+def report_lines() -> list[str]:
+    """The lines after lm-eval's table: per task aggregated, its headline with its
+    standard error (only under the ``lm_eval`` command: a program calling lm-eval has the
+    results) or why it is null; then per group of the spec whose every task was aggregated
+    (:func:`condambig_tasks.lm_eval_configs.spec_groups`), its ``suite_score``: lm-eval's
+    unweighted mean of its leaves' and lm-eval's combination of their standard errors
+    (``unweighted_mean_stderr``), or why it is null (lm-eval's group mean of a NaN is NaN)."""
+    values = lm_eval_command.running_lm_eval_command()
+    lines = []
+    for task in _AGGREGATED:
+        if task in _NULL_LINES:
+            metric, reason = _NULL_LINES[task]
+            lines.append(f"{task}: {metric} is null: {reason}")
+        elif task in _HEADLINES and values:
+            line = _HEADLINES[task]
+            lines.append(f"{task} {line.metric} = {_number(line.value, line.stderr)} "
+                         f"(n = {line.samples}, judge {line.judge or 'none'})")
     groups = lm_eval_configs.spec_groups()
     for name, group in groups.items():
         leaves = lm_eval_configs.leaf_tasks(name, groups)
-        if not group.averages_suite_score or not set(leaves) <= _AGGREGATED:
+        if not group.averages_suite_score or not set(leaves) <= _AGGREGATED.keys():
             continue
         null_leaves = [leaf for leaf in leaves if leaf in _NULL_SUITE]
         if null_leaves:
             lines.append(f"group {name}: {SUITE_SCORE} is null: the {SUITE_SCORE} of "
                          f"{', '.join(null_leaves)} is null ({_NULL_SUITE[null_leaves[0]]})")
+        elif values and all(_HEADLINES.get(leaf) is not None
+                            and _HEADLINES[leaf].suite_score is not None for leaf in leaves):
+            lines.append(_group_line(name, [_HEADLINES[leaf] for leaf in leaves]))
     return lines
+
+
+def null_lines() -> list[str]:
+    """The lines after lm-eval's table that say why a number is null."""
+    return [line for line in report_lines() if " is null: " in line]
+
+
+def _group_line(name: str, leaves: list[Headline]) -> str:
+    from lm_eval.api.metrics import aggregate_subtask_metrics, unweighted_mean_stderr
+
+    value = aggregate_subtask_metrics([leaf.suite_score for leaf in leaves],
+                                      [leaf.samples for leaf in leaves], weight_by_size=False)
+    stderrs = [leaf.suite_stderr for leaf in leaves]
+    stderr = None if None in stderrs else float(unweighted_mean_stderr(stderrs))
+    return (f"group {name} {SUITE_SCORE} = {_number(value, stderr)} "
+            f"({len(leaves)} tasks, n = {sum(leaf.samples for leaf in leaves)})")
+
+
+def _number(value: float, stderr: float | None) -> str:
+    """As lm-eval's table prints a value and its stderr (4 decimals, ``N/A``)."""
+    return f"{value:.4f} ± {'N/A' if stderr is None else f'{stderr:.4f}'}"
 
 
 @functools.lru_cache(maxsize=4)

@@ -6,20 +6,23 @@ the PY_TASK route). :class:`CondambigTask` looks its task name up in the registr
 (:func:`condambig_tasks.registry.task_variant`) and builds the whole ``TaskConfig`` from
 that variant (:mod:`condambig_tasks.lm_eval_configs`), so a task file is two lines. The task
 owns its config: the provenance block and the null reasons go into its own
-``config.metadata`` (written to ``configs.<task>`` of the results JSON), and each metric's
-aggregation is bound to the task that reports it.
+``config.metadata`` (written to ``configs.<task>`` of the results JSON), each metric's
+aggregation is bound to the task that reports it, and the task gives lm-eval the standard
+error of every metric (:meth:`CondambigTask.standard_errors`, through
+:mod:`condambig_tasks.lm_eval_stderr`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from lm_eval.api.task import ConfigurableTask
 
-from condambig_tasks import lm_eval_configs, registry
+from condambig_tasks import lm_eval_configs, lm_eval_stderr, registry
 from condambig_tasks.benchmark import SUITE_SPEC
 from condambig_tasks.errors import ConfigurationError
-from condambig_tasks.lm_eval_glue import LmEvalTask, aggregate
+from condambig_tasks.lm_eval_glue import LmEvalTask, aggregate, standard_errors
 
 
 class TaskAggregation:
@@ -59,6 +62,7 @@ class CondambigTask(ConfigurableTask):
             benchmark, variant, self.hooks,
             lambda metric: TaskAggregation(self, benchmark.name, metric), given)
         super().__init__(data_dir, cache_dir, download_mode, config=built)
+        lm_eval_stderr.install()
 
     def aggregation(self) -> dict[str, Any]:
         """The metric list's aggregations, and one for any other metric of the spec (a
@@ -68,6 +72,13 @@ class CondambigTask(ConfigurableTask):
         every = {spec.name: TaskAggregation(self, benchmark.name, spec.name)
                  for spec in (*benchmark.metric_specs, SUITE_SPEC)}
         return {**every, **super().aggregation()}
+
+    def standard_errors(self, raw_metrics: Mapping[tuple[str, str], list[Any]],
+                        bootstrap_iters: int) -> dict[str, float]:
+        """``<metric>_stderr,<filter>`` of this task's metrics, from the run its aggregations
+        scored (:func:`condambig_tasks.lm_eval_glue.standard_errors`)."""
+        return standard_errors(self.hooks.benchmark_name, raw_metrics, bootstrap_iters,
+                               task=self)
 
     def download(self, dataset_kwargs: dict[str, Any] | None = None, **kwargs: Any) -> None:
         """The docs, loaded with this task's own config (its metadata receives the

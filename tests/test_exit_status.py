@@ -41,3 +41,17 @@ def test_without_a_failure_the_lines_are_said_and_the_status_is_zero():
     assert result.returncode == 0
     assert "handler registered before ran" in result.stdout
     assert "condambig: combined_score is null" in result.stderr
+
+
+def test_the_lines_follow_the_framework_report_in_one_pipe():
+    """``lm_eval ... 2>&1 | tee run.log``: stdout is block-buffered in a pipe, and the lines
+    still come after the table printed to it."""
+    code = ("from condambig_tasks import exit_status\n"
+            "exit_status.say_at_exit(lambda: ['ambignq f1_answer_all = 0.5000 ± 0.1000'])\n"
+            "print('|table row|')\n")
+    env = subprocess_env()
+    env.pop("PYTHONUNBUFFERED", None)  # as lm_eval runs for most users: stdout buffered
+    result = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, timeout=60, env=env)
+    assert result.stdout.splitlines() == ["|table row|",
+                                          "condambig: ambignq f1_answer_all = 0.5000 ± 0.1000"]

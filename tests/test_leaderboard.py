@@ -21,6 +21,7 @@ from condambig_tasks import registry
 from condambig_tasks.benchmark import SUITE_SCORE
 from condambig_tasks.provenance import load_records_with_provenance, records_sha256
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
+from tests.support import lm_eval_results
 from tests.support.judge_server import JudgeServer
 
 LEAVES = {  # leaf task -> (benchmark, task options) of the condambig group
@@ -192,6 +193,39 @@ def test_lm_eval_says_why_a_headline_or_the_suite_score_is_null(suite_run):
     assert _same(results["condambig"][f"{SUITE_SCORE},none"], None)
     [group_line] = [line for line in lines if line.startswith("condambig: group condambig: ")]
     assert all(task in group_line for task in null_tasks) and "is null" in group_line
+
+
+@pytest.mark.e2e
+def test_lm_eval_gives_every_number_a_stderr_and_prints_each_headline(suite_run):
+    """No ``N/A`` beside a number of ours: each leaf's headline and suite_score have a
+    standard error (none with one resampling unit: the fixture's Abg-CoQA test turns), and
+    lm-eval combines the leaves' into each group's (its own ``unweighted_mean_stderr``: a
+    number when every leaf has one, see tests/ambignq/test_e2e.py); after the table, one
+    line per non-null headline and one per group with a suite_score."""
+    from lm_eval.api.metrics import unweighted_mean_stderr
+
+    results, lines = suite_run["results"], suite_run["stderr (test)"].splitlines()
+    for task, (name, options) in LEAVES.items():
+        benchmark = registry.get(name)
+        headline = benchmark.headline_metric(benchmark.options(options), judged=False)
+        one_unit = lm_eval_results.unit_count(benchmark, benchmark.options(options)) < 2
+        for metric in (headline, SUITE_SCORE):
+            value, stderr = results[task][f"{metric},none"], results[task][f"{metric}_stderr,none"]
+            if _same(value, None) or one_unit:  # no spread to estimate
+                assert stderr == "N/A", (task, metric, stderr)
+            else:
+                assert isinstance(stderr, float), (task, metric, stderr)
+        if not _same(results[task][f"{headline},none"], None):
+            assert lm_eval_results.headline_line(suite_run, task) in lines, task
+    for group, leaves in (("abg_coqa", [leaf for leaf in LEAVES if leaf.startswith("abg")]),
+                          ("condambig", list(LEAVES))):
+        stderrs = [results[leaf][f"{SUITE_SCORE}_stderr,none"] for leaf in leaves]
+        stderr = results[group][f"{SUITE_SCORE}_stderr,none"]
+        if "N/A" in stderrs:
+            assert stderr == "N/A", group
+            continue
+        assert stderr == pytest.approx(unweighted_mean_stderr(stderrs)), group
+        assert lm_eval_results.group_line(suite_run, group, leaves) in lines, group
 
 
 @pytest.mark.e2e

@@ -101,9 +101,8 @@ def test_the_groups_follow_the_spec():
 def quiet_glue(monkeypatch):
     """The glue's per-process state, fresh, and no lines printed at this process's exit."""
     monkeypatch.setattr(lm_eval_glue, "_RUNS", RunMemo())
-    for name in ("_NULL_LINES", "_NULL_SUITE"):
+    for name in ("_NULL_LINES", "_NULL_SUITE", "_HEADLINES", "_AGGREGATED"):
         monkeypatch.setattr(lm_eval_glue, name, {})
-    monkeypatch.setattr(lm_eval_glue, "_AGGREGATED", set())
     monkeypatch.setattr(lm_eval_glue, "_SAYING", [True])
 
 

@@ -15,12 +15,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from lm_eval.api.metrics import unweighted_mean_stderr
 
 from condambig_tasks import registry
 from tests.abg_coqa.scripted_outputs import EXPECTED, EXPECTED_JUDGE, judge_rules
 from tests.abg_coqa.scripted_outputs import RAW_OUTPUTS as ABG_OUTPUTS
 from tests.ambignq.scripted_outputs import RAW_OUTPUTS as AMBIGNQ_OUTPUTS
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
+from tests.support import lm_eval_results
 from tests.support.headline import assert_headline_first
 from tests.support.judge_server import JudgeServer
 
@@ -65,10 +67,31 @@ def scripted_server():
         yield server
 
 
-def _lm_eval(arguments: list[str], out: Path, env: dict[str, str]) -> tuple[dict, dict]:
-    _run([executable("lm_eval"), *arguments, "--tasks", "ambignq,abg_coqa", "--output_path", str(out),
-          "--log_samples"], env, out.parent)
+def _lm_eval(arguments: list[str], out: Path, env: dict[str, str],
+             judge: str | None = None) -> tuple[dict, dict, dict]:
+    """Runs lm_eval (stdout and stderr in one stream, as ``2>&1`` gives it) and checks what
+    every run of ours gives besides the metrics: a stderr per metric (N/A only where undefined), the
+    outputs digest, and each headline's line after the table (``judge``: its model)."""
+    command = [executable("lm_eval"), *arguments, "--tasks", "ambignq,abg_coqa",
+               "--output_path", str(out), "--log_samples"]
+    env = {key: value for key, value in env.items() if key != "PYTHONUNBUFFERED"}
+    run = subprocess.run(command, env=env, cwd=out.parent, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, timeout=600)
+    assert run.returncode == 0, f"lm_eval failed:\n{run.stdout[-8000:]}"
     results = json.loads(Path(glob.glob(f"{out}/**/results_*.json", recursive=True)[0]).read_text())
+    lm_eval_results.assert_stderrs_are_numbers(results, out, TASKS)
+    lm_eval_results.assert_outputs_digest(results, out, TASKS)
+    lm_eval_results.assert_after_the_table(run.stdout, [
+        *(lm_eval_results.headline_line(results, task,
+                                        judge if task == "abg_coqa_clarification" else None)
+          for task in TASKS),
+        lm_eval_results.group_line(results, "abg_coqa", TASKS[1:])])
+    if judge is None:
+        lm_eval_results.assert_stderrs_are_uncertainty(results, out, TASKS)
+    leaf_stderrs = [results["results"][task]["suite_score_stderr,none"] for task in TASKS[1:]]
+    group_stderr = results["results"]["abg_coqa"]["suite_score_stderr,none"]
+    if "N/A" not in leaf_stderrs:  # lm-eval's own combination of the leaves' numbers
+        assert group_stderr == pytest.approx(unweighted_mean_stderr(leaf_stderrs))
     metrics, outputs = {}, {}
     for task in TASKS:
         metrics[task] = {key.split(",")[0]: value for key, value in results["results"][task].items()
@@ -76,7 +99,7 @@ def _lm_eval(arguments: list[str], out: Path, env: dict[str, str]) -> tuple[dict
         samples_file = glob.glob(f"{out}/**/samples_{task}_*.jsonl", recursive=True)[0]
         samples = [json.loads(line) for line in Path(samples_file).read_text().splitlines()]
         outputs[task] = {sample["doc"]["id"]: sample["resps"][0][0] for sample in samples}
-    return metrics, outputs
+    return metrics, outputs, results
 
 
 def _inspect(arguments: list[str], log_dir: Path, env: dict[str, str]) -> tuple[dict, dict]:
@@ -136,7 +159,7 @@ def _check_all(metrics: dict, outputs: dict, tmp: Path, split: str, judged: bool
 
 
 def test_lm_eval_tiny_model(tiny_causal_lm, tmp_path):
-    metrics, outputs = _lm_eval(
+    metrics, outputs, _ = _lm_eval(
         ["--model", "hf", "--model_args", f"pretrained={tiny_causal_lm},dtype=float32", "--device", "cpu",
          "--limit", "2", "--gen_kwargs", "max_gen_toks=16"], tmp_path / "out", _env())
     assert all(1 <= len(outputs[task]) <= 2 for task in TASKS)  # the test fixture has 1 ambiguous turn
@@ -146,13 +169,15 @@ def test_lm_eval_tiny_model(tiny_causal_lm, tmp_path):
 def test_lm_eval_scripted_model_equals_hand_computed_numbers(scripted_server, tmp_path):
     judge = {"CONDAMBIG_JUDGE_MODEL": "judge", "CONDAMBIG_JUDGE_BASE_URL": scripted_server.base_url,
              "CONDAMBIG_JUDGE_API_KEY": "test-key", "CONDAMBIG_CACHE_DIR": str(tmp_path / "cache")}
-    metrics, outputs = _lm_eval(
+    metrics, outputs, results = _lm_eval(
         ["--model", "local-chat-completions", "--apply_chat_template", "--model_args",
          f"model=scripted,base_url={scripted_server.base_url}/chat/completions,tokenizer_backend=None",
          "--metadata", '{"split": "val"}'],
-        tmp_path / "out", _env(OPENAI_API_KEY="test-key", **judge))
+        tmp_path / "out", _env(OPENAI_API_KEY="test-key", **judge), judge="judge")
     assert outputs["ambignq"] == AMBIGNQ_OUTPUTS
     _check_all(metrics, outputs, tmp_path, "val", judged=True)
+    # every leaf of the group has two conversations or more: the group's stderr is a number
+    assert isinstance(results["results"]["abg_coqa"]["suite_score_stderr,none"], float)
     for subtask, expected in EXPECTED.items():
         for name, value in expected.items():
             assert metrics[f"abg_coqa_{subtask}"][name] == pytest.approx(value), (subtask, name)
