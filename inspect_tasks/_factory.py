@@ -259,13 +259,15 @@ def benchmark_metrics(benchmark_name: str, options: dict[str, Any], judged: bool
         samples = scored_samples(
             [(score.sample_id, score.score.value, score.score.metadata) for score in scores])
         summary = run_summary(benchmark, typed_options, judged, judge_max_failed, samples)
-        values = {name: _number(value) for name, value in summary.values.items()}
-        if bootstrap_resamples:
-            estimates = uncertainty.uncertainty(benchmark, samples, typed_options, judged,
-                                                resamples=bootstrap_resamples)
-            stderr, _ = uncertainty.estimates_json(estimates, summary.values)
-            values.update({name + STDERR_SUFFIX: _number(value)
-                           for name, value in stderr.items()})
+        if not bootstrap_resamples:
+            return {name: _number(value) for name, value in summary.values.items()}
+        estimates = uncertainty.uncertainty(benchmark, samples, typed_options, judged,
+                                            resamples=bootstrap_resamples)
+        stderr, _ = uncertainty.estimates_json(estimates, summary.values)
+        values = {}
+        for name, value in summary.values.items():  # each one's stderr right after it
+            values[name] = _number(value)
+            values[name + STDERR_SUFFIX] = _number(stderr[name])
         return values
 
     return compute

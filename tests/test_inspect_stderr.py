@@ -68,8 +68,8 @@ def test_every_metric_has_the_stderr_uncertainty_gives_on_its_samples(
     expected = uncertainty(benchmark, _samples(scores), typed, False)
     reported = [key for key in values if not key.endswith("_stderr")]
     assert reported == list(benchmark.summarise(_samples(scores), typed, False))
-    assert {key for key in values if key.endswith("_stderr")} == \
-        {f"{key}_stderr" for key in reported}
+    # each metric's stderr right after it (Inspect's table reads "metric, its stderr")
+    assert list(values) == [key for name in reported for key in (name, f"{name}_stderr")]
     for key in reported:
         assert _same(values[f"{key}_stderr"], expected[key].stderr), key
     assert any(values[f"{key}_stderr"] > 0 for key in reported)  # not all degenerate
