@@ -42,7 +42,7 @@ from condambig_tasks.data import recording_sources
 from condambig_tasks.errors import CondambigError, PredictionFileError
 from condambig_tasks.options import option_specs
 from condambig_tasks.progress import Progress, show_project_logs
-from condambig_tasks.provenance import provenance_block
+from condambig_tasks.provenance import OUTPUTS_SHA256_KEY, outputs_sha256, provenance_block
 from condambig_tasks.run import BenchmarkRun, EnvironmentJudge, judge_wanted
 
 
@@ -222,12 +222,16 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
                 f"failed: {engine.endpoint_failure}")
     result["provenance"] = provenance_block(
         benchmark, options, items, sources, judge=None if engine is None else engine.model_name)
+    result["provenance"][OUTPUTS_SHA256_KEY] = outputs_sha256(
+        (benchmark.item_id(item), output) for item, output in selected)
     if config is not None and config.base_url:
         result["provenance"]["judge_base_url"] = config.base_url
     if logged is not None:
         result["source"] = {"framework": logged.framework, "path": logged.source,
                             "task": logged.task, "provenance": logged.provenance}
         _compare_data(benchmark, logged.provenance, result["provenance"])
+        result["source"].update(_check_outputs(benchmark, logged, result["provenance"],
+                                               whole=not args.limit))
         if logged.reported:
             result["reported"] = logged.reported
     result = json_safe(result)
@@ -274,6 +278,25 @@ def _compare_data(benchmark: Benchmark, run: dict[str, Any] | None,
               f"{digest[:12]}…, {run['data'].get('records')} records) differs from the data "
               f"here ({here['data']['records_sha256'][:12]}…, {here['data']['records']} "
               "records); the numbers can differ from the run's.", file=sys.stderr)
+
+
+def _check_outputs(benchmark: Benchmark, logged: run_logs.RunOutputs, here: dict[str, Any],
+                   whole: bool) -> dict[str, Any]:
+    """The run's recorded outputs digest and whether the outputs rescored here give it
+    (None: not checked, the run recorded none or ``--limit`` scored a part); a different
+    digest means the log was edited after the run, or its outputs are another run's: said
+    in one line (the numbers here are those of the outputs in the log)."""
+    recorded = logged.outputs_sha256
+    matched = None
+    if recorded is not None and whole:
+        matched = recorded == here[OUTPUTS_SHA256_KEY]
+        if not matched:
+            print(f"condambig-score {benchmark.name}: warning: {logged.source}: the outputs "
+                  f"in the log (sha256 {here[OUTPUTS_SHA256_KEY][:12]}…) are not the ones the "
+                  f"run scored (sha256 {recorded[:12]}…): the log was edited or holds another "
+                  "run's outputs; the numbers here are those of the outputs in the log, not "
+                  "the run's.", file=sys.stderr)
+    return {OUTPUTS_SHA256_KEY: recorded, f"{OUTPUTS_SHA256_KEY}_matched": matched}
 
 
 def _read_outputs(benchmark: Benchmark, source: str, items: list,

@@ -7,6 +7,8 @@ version, the same data and the same judge / agent models. Each run therefore rec
 the Inspect log (the eval's task metadata, ``provenance``) and in ``condambig-score``'s
 JSON. ``records_sha256`` hashes the loaded items as the project reads them (their JSON
 records, in order), so it changes when any record changes, whatever the source.
+``outputs_sha256`` (:func:`outputs_sha256`), recorded once the outputs are scored, hashes
+the model outputs a result was computed from.
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ def records_sha256(benchmark: Benchmark, items: Sequence[Any],
         digest.update(record_line(record))
         digest.update(b"\n")
     return digest.hexdigest()
+
+
+OUTPUTS_SHA256_KEY = "outputs_sha256"  # where a result records :func:`outputs_sha256`
 
 
 def outputs_sha256(outputs: Iterable[tuple[str, Any]]) -> str:

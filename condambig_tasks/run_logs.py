@@ -41,6 +41,7 @@ from condambig_tasks.benchmark import (
     load_items,
 )
 from condambig_tasks.errors import ConfigurationError, PredictionFileError
+from condambig_tasks.provenance import OUTPUTS_SHA256_KEY
 
 LM_EVAL = "lm_eval"
 INSPECT = "inspect"
@@ -77,6 +78,9 @@ class RunOutputs:
     notes: tuple[str, ...] = ()  # one-line notices for the user
     provenance: dict[str, Any] | None = None  # the run's provenance block, when it has one
     non_text_outputs: int = 0  # logged responses that were not text (scored as "")
+    # the digest of the outputs the run scored, as it recorded it (None: not recorded):
+    # provenance.outputs_sha256 of the same outputs, when the log was not edited
+    outputs_sha256: str | None = None
 
     def outputs_by_id(self) -> dict[str, str]:
         return {row["id"]: row["output"] for row in self.outputs}
@@ -309,7 +313,8 @@ def _read_lm_eval(path: Path, task: str, benchmark: str | None) -> RunOutputs:
     return RunOutputs(task=task, benchmark=benchmark or "?",
                       options=next(iter(options.values())), judge=next(iter(judges.values())),
                       outputs=outputs, source=str(path), framework=LM_EVAL, reported=reported,
-                      provenance=provenance, notes=notes, non_text_outputs=non_text)
+                      provenance=provenance, notes=notes, non_text_outputs=non_text,
+                      outputs_sha256=_recorded_digest(path, [provenance]))
 
 
 def _lm_eval_output(path: Path, number: int, row: Mapping[str, Any]) -> Any:
@@ -539,14 +544,30 @@ def _read_inspect(path: Path, header: Any, benchmark: str | None) -> RunOutputs:
         notes.append("the run bound Inspect model role(s) "
                      f"{', '.join(f'{k}={v}' for k, v in roles.items())}; condambig-score "
                      "cannot call them and scores with its own settings.")
-    reported: dict[str, float | None] = {}
-    for score in (log.results.scores if log.results else []):
-        for name, metric in score.metrics.items():
-            reported[name] = finite_number(metric.value)
+    scores = log.results.scores if log.results else []
+    reported = _inspect_metrics(scores)[0]
     provenance = _provenance(path, metadata)
+    # with several epochs the run's digest covers every epoch, the outputs here the first
+    digest = _recorded_digest(path, [score.metadata for score in scores]) \
+        if epochs == 1 else None
     return RunOutputs(task=spec.task, benchmark=benchmark or "?", options=options, judge={},
                       outputs=outputs, source=str(path), framework=INSPECT, reported=reported,
-                      notes=tuple(notes), provenance=provenance)
+                      notes=tuple(notes), provenance=provenance, outputs_sha256=digest)
+
+
+def _recorded_digest(path: Path, blocks: Iterable[Mapping[str, Any] | None]) -> str | None:
+    """The first ``outputs_sha256`` recorded in ``blocks`` (an Inspect log's score metadata,
+    where the task-end hook of :mod:`condambig.null_reasons` writes it; an lm-eval run's
+    provenance block); None in a log without one."""
+    for block in blocks:
+        digest = (block or {}).get(OUTPUTS_SHA256_KEY)
+        if digest is None:
+            continue
+        if not isinstance(digest, str):
+            raise RunLogError(f"{path}: its recorded {OUTPUTS_SHA256_KEY!r} is "
+                              f"{_kind(digest)}, not a sha256; give the log the run wrote.")
+        return digest
+    return None
 
 
 def _provenance(path: Path, metadata: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -796,8 +817,9 @@ def _inspect_metrics(scores: Iterable[Any]) -> tuple[dict[str, float | None], di
         plain = {name: finite_number(metric.value) for name, metric in score.metrics.items()}
         single = [name for name in plain if name != "stderr"]
         for name, value in plain.items():
-            if name.endswith("_stderr") and value is not None:
-                stderr[name[: -len("_stderr")]] = value
+            if name.endswith("_stderr"):  # NaN: no stderr (the metric withheld)
+                if value is not None:
+                    stderr[name[: -len("_stderr")]] = value
             elif name == "stderr":
                 if len(single) == 1 and value is not None:
                     stderr[single[0]] = value

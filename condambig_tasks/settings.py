@@ -86,6 +86,30 @@ def judge_max_failed() -> int:
     return _number({"max_failed": value}, "max_failed", int)
 
 
+BOOTSTRAP_RESAMPLES_VARIABLE = "CONDAMBIG_BOOTSTRAP_RESAMPLES"
+
+
+def bootstrap_resamples() -> int:
+    """``CONDAMBIG_BOOTSTRAP_RESAMPLES``: bootstrap resamples of the stderr of every metric
+    in an Inspect log (unset: :data:`condambig_tasks.uncertainty.DEFAULT_RESAMPLES`; 0: no
+    stderr). ``condambig-score`` takes ``--bootstrap-resamples`` instead."""
+    value = environment_value(BOOTSTRAP_RESAMPLES_VARIABLE)
+    if value is None:
+        from condambig_tasks.uncertainty import DEFAULT_RESAMPLES
+
+        return DEFAULT_RESAMPLES
+    try:
+        number = int(value)
+    except ValueError:
+        number = -1
+    if number < 0:
+        from condambig_tasks.errors import ConfigurationError
+
+        raise ConfigurationError(f"{BOOTSTRAP_RESAMPLES_VARIABLE} must be a whole number >= 0 "
+                                 f"(0: no stderr), got {value!r}")
+    return number
+
+
 # lm-eval --metadata key -> (environment variable, JudgeConfig field)
 _JUDGE_OPTIONS = {
     "judge_model": (JUDGE_MODEL_VARIABLE, "model"),

@@ -33,7 +33,7 @@ import condambig.null_reasons  # noqa: F401  (registers the hook that logs null_
 from condambig.grader_preflight import check_grader, grader_guard, require_default_grader
 from condambig.judge_backend import GRADER_ROLE, grader_judge_engine
 from condambig_metrics.judge import record_judgements
-from condambig_tasks import registry, settings
+from condambig_tasks import registry, settings, uncertainty
 from condambig_tasks.benchmark import Benchmark, Runtime, ScoredSample
 from condambig_tasks.errors import CondambigError, ConfigurationError
 from condambig_tasks.progress import show_project_logs
@@ -120,7 +120,8 @@ def benchmark_task(
         setup=grader_guard(task_name, run.judged, benchmark.default_grader) if wanted else None,
         solver=solver or generate(),
         scorer=benchmark_scorer(benchmark_name, options_json, run.judged),
-        metrics=[benchmark_metrics(benchmark_name, options_json, run.judged, max_failed)],
+        metrics=[benchmark_metrics(benchmark_name, options_json, run.judged, max_failed,
+                                   settings.bootstrap_resamples())],
         # no temperature here: providers differ (Inspect's hf provider rejects 0.0); set
         # --temperature on the command line
         config=GenerateConfig(max_tokens=max_tokens or benchmark.max_tokens(options)),
@@ -217,14 +218,19 @@ def max_failed_option(value: Any) -> int:
     return number
 
 
+def scored_samples(
+    scores: Sequence[tuple[Any, Any, dict[str, Any] | None]],
+) -> list[ScoredSample]:
+    """The :class:`ScoredSample` of each ``(sample_id, value, metadata)`` Inspect score."""
+    return [ScoredSample(id=str(sample_id), values=value if isinstance(value, dict) else {},
+                         details=metadata or {})
+            for sample_id, value, metadata in scores]
+
+
 def run_summary(benchmark: Benchmark, options: Any, judged: bool, max_failed: int,
-                scores: Sequence[tuple[Any, Any, dict[str, Any] | None]]) -> RunResult:
-    """The corpus values of ``(sample_id, value, metadata)`` scores, judged metrics
-    withheld past ``max_failed`` failed judgements (failures counted from the samples'
-    ``judge_calls``)."""
-    samples = [ScoredSample(id=str(sample_id), values=value if isinstance(value, dict) else {},
-                            details=metadata or {})
-               for sample_id, value, metadata in scores]
+                samples: Sequence[ScoredSample]) -> RunResult:
+    """The corpus values of the scored samples, judged metrics withheld past
+    ``max_failed`` failed judgements (failures counted from the samples' ``judge_calls``)."""
     calls = [call for sample in samples for call in sample.details.get("judge_calls") or []
              if isinstance(call, dict)]
     failures = [call for call in calls if call.get("failed")]
@@ -234,20 +240,38 @@ def run_summary(benchmark: Benchmark, options: Any, judged: bool, max_failed: in
         last_error=str(failures[-1].get("error")) if failures else None)
 
 
+STDERR_SUFFIX = "_stderr"  # `<metric>_stderr`, as lm-eval names a metric's standard error
+
+
 @metric
 def benchmark_metrics(benchmark_name: str, options: dict[str, Any], judged: bool,
-                      judge_max_failed: int = 0) -> Metric:
-    """Every corpus metric of the benchmark, from the per-sample values and details;
-    past ``judge_max_failed`` failed judgements the judged ones are NaN (the reasons:
-    :mod:`condambig.null_reasons`)."""
+                      judge_max_failed: int = 0,
+                      bootstrap_resamples: int = uncertainty.DEFAULT_RESAMPLES) -> Metric:
+    """Every corpus metric of the benchmark, from the per-sample values and details, and
+    its standard error ``<metric>_stderr`` (:func:`condambig_tasks.uncertainty.uncertainty`
+    on the same samples, seeded; none with ``bootstrap_resamples=0``); past
+    ``judge_max_failed`` failed judgements the judged ones and their stderr are NaN (the
+    reasons: :mod:`condambig.null_reasons`)."""
     benchmark = registry.get(benchmark_name)
     typed_options = benchmark.options(options)
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
-        summary = run_summary(
-            benchmark, typed_options, judged, judge_max_failed,
+        samples = scored_samples(
             [(score.sample_id, score.score.value, score.score.metadata) for score in scores])
-        return {name: math.nan if value is None else float(value)
-                for name, value in summary.values.items()}
+        summary = run_summary(benchmark, typed_options, judged, judge_max_failed, samples)
+        if not bootstrap_resamples:
+            return {name: _number(value) for name, value in summary.values.items()}
+        estimates = uncertainty.uncertainty(benchmark, samples, typed_options, judged,
+                                            resamples=bootstrap_resamples)
+        stderr, _ = uncertainty.estimates_json(estimates, summary.values)
+        values = {}
+        for name, value in summary.values.items():  # each one's stderr right after it
+            values[name] = _number(value)
+            values[name + STDERR_SUFFIX] = _number(stderr[name])
+        return values
 
     return compute
+
+
+def _number(value: float | None) -> float:
+    return math.nan if value is None else float(value)

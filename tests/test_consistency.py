@@ -164,11 +164,14 @@ def _check_variant(name: str, variant: LmEvalVariant, request, tmp_path: Path, c
 
     assert list(cli["metrics"]) == names, label
     assert cli["n_scored"] == len(ids) and cli["missing_outputs"] == 0, label
-    assert set(inspect) == set(names), label
+    # Inspect's metric gives each metric's stderr beside it, as condambig-score's "stderr"
+    assert set(inspect) == set(names) | {f"{metric}_stderr" for metric in names}, label
     for metric in names:
         reference = cli["metrics"][metric]
         assert _same(lm_eval[metric], reference), (label, "lm-eval", metric, lm_eval[metric], reference)
         assert _same(inspect[metric], reference), (label, "inspect", metric, inspect[metric], reference)
+        stderr = cli["stderr"][metric]
+        assert _same(inspect[f"{metric}_stderr"], stderr), (label, "inspect stderr", metric)
 
     assert set(cli_samples) == set(ids) == set(inspect_scores), label
     for key, row in cli_samples.items():

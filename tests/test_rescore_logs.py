@@ -19,6 +19,7 @@ import pytest
 
 from condambig_tasks import registry
 from condambig_tasks.cli import main
+from condambig_tasks.provenance import outputs_sha256
 from tests.ambignq.scripted_outputs import RAW_OUTPUTS as AMBIGNQ_OUTPUTS
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
 from tests.support.judge_server import JudgeServer
@@ -91,7 +92,8 @@ def test_lm_eval_log_scores_the_filtered_outputs_as_the_outputs_file_does(
     assert result["metrics"] == expected["metrics"] and result["n_scored"] == 6
     [samples] = glob.glob(f"{ambignq_log}/**/samples_ambignq_*.jsonl", recursive=True)
     assert result["source"] == {"framework": "lm_eval", "path": samples, "task": "ambignq",
-                                "provenance": None}
+                                "provenance": None, "outputs_sha256": None,
+                                "outputs_sha256_matched": None}
     # what the run printed, NaN as null; stderr entries are not metrics
     assert result["reported"] == {"f1_answer_all": 0.5, "f1_answer_multi": None}
     # the results file of the run leads to its samples
@@ -241,11 +243,54 @@ def test_inspect_log_hand_made(tmp_path, use_fixture_data, capsys):
     code, result, _ = _score(["ambignq", "--from-log", str(path)], capsys)
     assert code == 0 and result["n_scored"] == 6
     assert result["source"] == {"framework": "inspect", "path": str(path),
-                                "task": "condambig/ambignq", "provenance": None}
+                                "task": "condambig/ambignq", "provenance": None,
+                                "outputs_sha256": None, "outputs_sha256_matched": None}
     outputs = tmp_path / "outputs.json"
     outputs.write_text(json.dumps([{"id": k, "output": v} for k, v in AMBIGNQ_OUTPUTS.items()]))
     assert _score(["ambignq", "--outputs", str(outputs)], capsys)[1]["metrics"] == \
         result["metrics"]
+
+
+def test_from_log_checks_the_outputs_digest_the_run_recorded(tmp_path, use_fixture_data,
+                                                             capsys):
+    """Inspect records it beside the benchmark score, lm-eval in its provenance block: the
+    same outputs give it (matched), an edited log another (one warning line, matched false)."""
+    from inspect_ai.log import EvalResults, EvalSample, EvalScore, read_eval_log, write_eval_log
+    from inspect_ai.model import ModelOutput
+
+    run = outputs_sha256(AMBIGNQ_OUTPUTS.items())
+    edited = {**AMBIGNQ_OUTPUTS, "fx-003": "edited after the run"}
+    path = _inspect_log(tmp_path / "run.eval", [
+        EvalSample(id=key, epoch=1, input="(prompt)", target="",
+                   output=ModelOutput.from_content("hf/tiny", output))
+        for key, output in edited.items()])
+    log = read_eval_log(str(path))
+    log.results = EvalResults(scores=[EvalScore(name="benchmark_scorer",
+                                                scorer="condambig/benchmark_scorer",
+                                                metadata={"outputs_sha256": run})])
+    write_eval_log(log, str(path))
+    _write_samples(tmp_path / "out", "ambignq",
+                   [_row(_doc("ambignq", key), output) for key, output in edited.items()])
+    results = _write_results(tmp_path / "out", {"ambignq": {"f1_answer_all": 0.5}})
+    content = json.loads(results.read_text())
+    content["configs"]["ambignq"] = {"metadata": {"provenance": {
+        "benchmark": "ambignq", "data": {"records_sha256": None}, "outputs_sha256": run}}}
+    results.write_text(json.dumps(content))
+    for log_path in (path, tmp_path / "out"):
+        code, result, err = _score(["ambignq", "--from-log", str(log_path)], capsys)
+        assert code == 0, err
+        assert result["provenance"]["outputs_sha256"] == outputs_sha256(edited.items())
+        assert result["source"]["outputs_sha256"] == run
+        assert result["source"]["outputs_sha256_matched"] is False
+        [line] = [line for line in err.splitlines() if "sha256" in line]
+        assert line.startswith("condambig-score ambignq: warning: ") and run[:12] in line
+        assert "the log was edited or holds another run's outputs" in line
+    # the outputs the run scored: matched, nothing said
+    _write_samples(tmp_path / "out", "ambignq",
+                   [_row(_doc("ambignq", key), output) for key, output in AMBIGNQ_OUTPUTS.items()])
+    code, result, err = _score(["ambignq", "--from-log", str(tmp_path / "out")], capsys)
+    assert code == 0 and result["source"]["outputs_sha256_matched"] is True
+    assert "sha256" not in err
 
 
 def test_inspect_log_without_samples_is_an_error(tmp_path, use_fixture_data, capsys):
@@ -349,7 +394,8 @@ def test_inspect_log_rescored(ambignq_lm, tmp_path, use_fixture_data, capsys):
         [path] = glob.glob(f"{logs}/*_{task.replace('_', '-')}_*.eval")
         log = read_eval_log(path)
         assert log.status == "success"
-        reported = {name: m.value for s in log.results.scores for name, m in s.metrics.items()}
+        reported = {name: m.value for s in log.results.scores for name, m in s.metrics.items()
+                    if not name.endswith("_stderr")}  # the stderr: tests/test_inspect_stats_e2e.py
         if benchmark == "ambignq":  # the console script once, then in process
             by_file = _rescore([benchmark, "--from-log", path], _env(), tmp_path)
         else:
@@ -357,8 +403,10 @@ def test_inspect_log_rescored(ambignq_lm, tmp_path, use_fixture_data, capsys):
         _assert_same_numbers(reported, by_file["metrics"])
         assert by_file["reported"] == pytest.approx(_nan_as_null(reported))
         run_provenance = by_file["source"].pop("provenance")
-        assert by_file["source"] == {"framework": "inspect", "path": path,
-                                     "task": f"condambig/{task}"}
+        assert by_file["source"] == {
+            "framework": "inspect", "path": path, "task": f"condambig/{task}",
+            "outputs_sha256": by_file["provenance"]["outputs_sha256"],
+            "outputs_sha256_matched": True}
         # the log's provenance block: the same data as here
         assert run_provenance["data"] == by_file["provenance"]["data"]
         code, by_folder, _ = _score([benchmark, "--from-log", str(logs)], capsys)

@@ -99,7 +99,9 @@ def test_inspect_and_condambig_score_agree(scripted_lm, tmp_path):
     log = json.loads(Path(log_file).read_text())
     assert log["status"] == "success", log.get("error")
     [scorer] = log["results"]["scores"]
-    metrics = {name: entry["value"] for name, entry in scorer["metrics"].items()}
+    metrics = {name: entry["value"] for name, entry in scorer["metrics"].items()
+               if not name.endswith("_stderr")}  # each metric's stderr beside it
+    assert set(scorer["metrics"]) == set(metrics) | {f"{name}_stderr" for name in metrics}
     outputs = {sample["id"]: sample["output"]["completion"] for sample in log["samples"]}
     per_sample = {sample["id"]: next(iter(sample["scores"].values()))["value"]
                   for sample in log["samples"]}

@@ -48,7 +48,8 @@ def _inspect(subtask: str) -> dict[str, float]:
         )
         score = asyncio.run(scorer(state, Target(sample.target)))
         sample_scores.append(SampleScore(score=score, sample_id=sample.id))
-    return metric(sample_scores)
+    return {name: value for name, value in metric(sample_scores).items()
+            if not name.endswith("_stderr")}  # tested in tests/test_inspect_stderr.py
 
 
 def _cli(subtask: str, tmp_path, capsys) -> dict:

@@ -7,7 +7,12 @@ import math
 
 import pytest
 
-from condambig._factory import benchmark_metrics, max_failed_option, run_summary
+from condambig._factory import (
+    benchmark_metrics,
+    max_failed_option,
+    run_summary,
+    scored_samples,
+)
 from condambig.judge_backend import error_summary, status_code
 from condambig_tasks import registry
 from condambig_tasks.errors import ConfigurationError
@@ -43,7 +48,7 @@ def _clarification_scores(failed: int, judged: int):
 def test_failed_judgements_past_the_limit_withhold_the_judged_metrics():
     benchmark = registry.get("abg_coqa")
     options = benchmark.options({"subtask": "clarification"})
-    scores = _clarification_scores(failed=2, judged=3)
+    scores = scored_samples(_clarification_scores(failed=2, judged=3))
     within = run_summary(benchmark, options, True, 2, scores)
     assert within.failed == 2 and within.judgements == 5
     assert within.values["judge_helpfulness"] == pytest.approx(0.8)
