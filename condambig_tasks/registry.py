@@ -15,7 +15,7 @@ from condambig_tasks.errors import ConfigurationError
 
 # the lm-eval group of the whole suite: each benchmark's ``suite_member``, unweighted
 SUITE = "condambig"
-SUITE_VERSION = "1-B"  # N-X (benchmark.TaskVersion); its lines in CHANGELOG.md
+SUITE_VERSION = "1-C"  # N-X (benchmark.TaskVersion); its lines in CHANGELOG.md
 
 BENCHMARKS: dict[str, str] = {
     "condambigqa": "condambig_tasks.condambigqa.benchmark:CondAmbigQA",

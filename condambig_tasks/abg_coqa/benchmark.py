@@ -99,7 +99,7 @@ class AbgCoQA(Benchmark[AbgCoQAOptions, AbgCoQASample]):
     tags = ("ambiguity", "clarification-questions", "conversational-qa")
     category = "Reasoning"
     assets = (ASSET,)
-    version = "2-B"
+    version = "2-C"
     variants = (
         Variant("abg_coqa_detection", "is the question ambiguous: yes / no (class F1)",
                 {"subtask": "detection"}),

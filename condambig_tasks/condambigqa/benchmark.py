@@ -128,7 +128,7 @@ class CondAmbigQA(Benchmark[CondAmbigQAOptions, CondAmbigQuestion]):
             "llm-judge")
     category = "Reasoning"
     assets = ASSETS
-    version = "3-A"
+    version = "3-B"
     data_folders = ("condambigqa",)
     variants = (
         Variant("condambigqa", "the main setting: conditions, answers and citations from 20 "
