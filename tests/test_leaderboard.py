@@ -19,7 +19,11 @@ import pytest
 
 from condambig_tasks import registry
 from condambig_tasks.benchmark import SUITE_SCORE
-from condambig_tasks.provenance import load_records_with_provenance, records_sha256
+from condambig_tasks.provenance import (
+    load_records_with_provenance,
+    outputs_sha256,
+    records_sha256,
+)
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
 from tests.support import lm_eval_results
 from tests.support.judge_server import JudgeServer
@@ -262,6 +266,7 @@ def test_condambig_score_prints_the_provenance_block(tmp_path, monkeypatch, caps
     assert list(report["metrics"])[0] == "f1_answer_all"
     benchmark = registry.get("ambignq")
     _, _, expected = load_records_with_provenance(benchmark, benchmark.options({}))
+    expected["outputs_sha256"] = outputs_sha256((q["id"], "Q: ? A: x") for q in questions)
     assert report["provenance"] == expected
 
 

@@ -122,6 +122,8 @@ def copy_lm_eval(result: Path, folder: Path) -> Path:
     data = json.loads(result.read_text())
     data["model_name"] = LM_COPY_MODEL
     data["config"]["model_args"] = {"pretrained": LM_COPY_MODEL}
+    for numbers in data["results"].values():  # as a run without stderr prints them
+        numbers.update({key: "N/A" for key in numbers if key.endswith("_stderr,none")})
     for task, numbers in COPY_NUMBERS.items():
         for metric, value in numbers.items():
             assert f"{metric},none" in data["results"][task]
@@ -212,9 +214,9 @@ def test_report_from_real_lm_eval_and_inspect_runs(real_runs, tmp_path):
                     assert "†" not in cell
                 elif row["Model"] == INSPECT_COPY_MODEL:  # changed numbers: its samples
                     assert "±" not in cell  # no longer give them, so no ± is computed
-                elif row["Run"] == "Inspect":  # the log's own stderr
-                    assert "±" in cell and "†" not in cell, (task, metric)
-                else:  # the real runs: computed from their per-sample scores
+                elif row["Run"] in ("Inspect", "lm-eval"):  # the run's own stderr
+                    assert "±" in cell and "†" not in cell, (task, row["Run"], metric)
+                else:  # the other real runs: computed from their per-sample scores
                     assert cell.endswith("†") and "±" in cell, (task, row["Run"], metric)
         # the paper's rows: exactly the data file's numbers for this task
         entries = [e for e in data.entries if e.task == task]
@@ -331,13 +333,14 @@ def test_paired_comparison_and_stderr_of_real_runs(real_runs, tmp_path):
         assert row["Δ (B − A)"] == fmt(want.delta)
         assert row["95 % interval"] == f"[{fmt(want.ci95_low)}, {fmt(want.ci95_high)}]"
         assert row["p-value"] == f"{want.p_value:.3f}"
-    # every ± is uncertainty() on the same samples: computed here (marked †) with the
-    # report's resamples and seed, or the Inspect log's own (its defaults, unmarked)
+    # every ± is uncertainty() on the same samples: the run's own (lm-eval's results and the
+    # Inspect log carry it, computed with the defaults: unmarked), else computed here
+    # (marked †) with the report's resamples and seed
     by_n_and_run = {("3", "lm-eval"): samples[0], ("4", "lm-eval"): samples[1],
                     ("3", "Inspect"): samples[2]}
     assert len(all_metrics) == 3
     for row in all_metrics:
-        own = row["Run"] == "Inspect"
+        own = row["Run"] in ("Inspect", "lm-eval")
         estimates = uncertainty(benchmark, by_n_and_run[(row["n"], row["Run"])], options, False,
                                 **({} if own else {"resamples": 200, "seed": 7}))
         for header, cell in row.items():

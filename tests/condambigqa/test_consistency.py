@@ -117,7 +117,9 @@ def _inspect(monkeypatch, judged: bool,
         sample_scores.append(SampleScore(score=score, sample_id=question.id,
                                          sample_metadata=metadata))
     per_question = {str(s.sample_id): s.score.value for s in sample_scores}
-    corpus = inspect_factory.benchmark_metrics("condambigqa", options_json, judged)(sample_scores)
+    corpus = {name: value for name, value in inspect_factory.benchmark_metrics(
+        "condambigqa", options_json, judged)(sample_scores).items()
+        if not name.endswith("_stderr")}  # compared with Inspect's stderr elsewhere
     return per_question, corpus
 
 
