@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -149,6 +150,16 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     env.pop("OPENAI_API_KEY", None)
     env.update(extra)
     return with_lm_eval_index(env)
+
+
+def run_ok(command: list[str], env: dict[str, str], cwd: Path,
+           timeout: float = 600) -> subprocess.CompletedProcess:
+    """A command run to completion that must exit 0 (its output's tail in the failure)."""
+    result = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True,
+                            timeout=timeout)
+    assert result.returncode == 0, \
+        f"{command[0]} failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
+    return result
 
 
 def executable(name: str) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import glob
 import json
 import math
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ from condambig_tasks import registry
 from condambig_tasks.benchmark import ScoredSample
 from condambig_tasks.provenance import outputs_sha256
 from condambig_tasks.uncertainty import uncertainty
-from tests.conftest import FIXTURE_DATA, executable, subprocess_env
+from tests.conftest import FIXTURE_DATA, executable, run_ok, subprocess_env
 from tests.test_rescore_logs import AMBIGNQ_REPLY
 
 pytestmark = pytest.mark.e2e
@@ -33,19 +32,12 @@ def _env(**extra: str) -> dict[str, str]:
     return subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA), CONDAMBIG_OFFLINE="1", **extra)
 
 
-def _run(command: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
-    result = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True,
-                            timeout=600)
-    assert result.returncode == 0, \
-        f"{command[0]} failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
-    return result
-
 
 @pytest.fixture(scope="module")
 def logs(scripted_causal_lm, tmp_path_factory) -> dict[str, Path]:
     """Task -> its .eval log: every fixture item, answered by the scripted model."""
     folder = tmp_path_factory.mktemp("inspect_stats")
-    _run([executable("inspect"), "eval", *(f"condambig/{task}" for task in TASKS),
+    run_ok([executable("inspect"), "eval", *(f"condambig/{task}" for task in TASKS),
           "--model", f"hf/{scripted_causal_lm(AMBIGNQ_REPLY)}", "--log-dir", str(folder / "logs"),
           "--display", "none"], _env(CONDAMBIG_CACHE_DIR=str(folder / "cache")), folder)
     return {task: Path(path) for task in TASKS
@@ -75,7 +67,7 @@ def _close(framework: float, other: float | None) -> bool:
 
 
 def _score_cli(arguments: list[str], cwd: Path) -> tuple[dict, str]:
-    result = _run([executable("condambig-score"), *arguments], _env(), cwd)
+    result = run_ok([executable("condambig-score"), *arguments], _env(), cwd)
     return json.loads(result.stdout), result.stderr
 
 

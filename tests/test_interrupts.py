@@ -19,8 +19,8 @@ import pytest
 
 from condambig_metrics.judge.preflight import PREFLIGHT_PROMPT
 from condambig_tasks import interrupts
-from tests.conftest import FIXTURE_DATA, executable, subprocess_env
-from tests.support.interrupting import assert_clean_stop, interrupt, run_ok, sqlite_rows
+from tests.conftest import FIXTURE_DATA, executable, run_ok, subprocess_env
+from tests.support.interrupting import assert_clean_stop, interrupt, sqlite_rows
 from tests.support.judge_server import JudgeServer
 
 CONDAMBIGQA_OUTPUT = json.dumps({"conditions": [

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import glob
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ import pytest
 import yaml
 
 from condambig_tasks import registry
-from tests.conftest import FIXTURE_DATA, REPO_ROOT, executable, subprocess_env
+from tests.conftest import FIXTURE_DATA, REPO_ROOT, executable, run_ok, subprocess_env
 from tests.support.judge_server import JudgeServer
 from tests.test_catalogue import recorded_inspect_tasks  # noqa: F401  (fixture)
 
@@ -111,13 +110,6 @@ def scripted_lm(scripted_causal_lm) -> Path:
     return scripted_causal_lm(SCRIPTED_REPLY)
 
 
-def _run(command: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
-    result = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True,
-                            timeout=600)
-    assert result.returncode == 0, \
-        f"{command[0]} failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
-    return result
-
 
 @pytest.mark.e2e
 def test_inspect_eval_runs_the_paper_run_config(scripted_lm, tmp_path):
@@ -135,7 +127,7 @@ def test_inspect_eval_runs_the_paper_run_config(scripted_lm, tmp_path):
         env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA),
                              CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"),
                              LOOPBACK_BASE_URL=server.base_url, LOOPBACK_API_KEY="test-key")
-        _run([executable("inspect"), "eval", "--run-config", str(run_config), "--limit", "2",
+        run_ok([executable("inspect"), "eval", "--run-config", str(run_config), "--limit", "2",
               "--log-dir", str(tmp_path / "logs"), "--display", "none"], env, tmp_path)
         stats = server.stats()
     log = read_eval_log(glob.glob(f"{tmp_path}/logs/*.eval")[0])
@@ -164,7 +156,7 @@ def test_lm_eval_paper_variant_uses_the_papers_judge_and_sampling(scripted_lm, t
                              CONDAMBIG_JUDGE_API_KEY="test-key",
                              CONDAMBIG_JUDGE_CACHE="off")
         out = tmp_path / "out"
-        _run([executable("lm_eval"), "--model", "hf", "--model_args",
+        run_ok([executable("lm_eval"), "--model", "hf", "--model_args",
               f"pretrained={scripted_lm}", "--tasks", "condambigqa_paper", "--limit", "2",
               "--apply_chat_template", "--system_instruction", PAPER_SYSTEM_MESSAGE,
               "--output_path", str(out), "--log_samples"], env, tmp_path)

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import glob
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from condambig_tasks.cli import main
-from tests.conftest import REPO_ROOT, executable, subprocess_env
+from tests.conftest import REPO_ROOT, executable, run_ok, subprocess_env
 from tests.test_contract import TOY_LM_EVAL, TOY_TARGET, extra_benchmarks_with_toy
 
 TOY_FOLDER = REPO_ROOT / "tests" / "support" / "toy_benchmark"
@@ -45,17 +44,12 @@ def _env(tmp_path: Path) -> dict[str, str]:
                           CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"))
 
 
-def _run(command: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
-    result = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, \
-        f"{command[0]} failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
-    return result
 
 
 def _score_cli(task: str, outputs: dict[str, str], tmp_path: Path) -> dict[str, float | None]:
     path = tmp_path / f"{task}_outputs.json"
     path.write_text(json.dumps([{"id": k, "output": v} for k, v in outputs.items()]))
-    result = _run([executable("condambig-score"), "toy", "--outputs", str(path),
+    result = run_ok([executable("condambig-score"), "toy", "--outputs", str(path),
                    *CLI_FLAGS[task]], _env(tmp_path), tmp_path)
     return json.loads(result.stdout)["metrics"]
 
@@ -73,7 +67,7 @@ def test_cli_in_process_hand_computed(tmp_path, capsys):
 @pytest.mark.e2e
 def test_lm_eval_and_condambig_score_agree(scripted_lm, tmp_path):
     out = tmp_path / "out"
-    _run([executable("lm_eval"), "--model", "hf",
+    run_ok([executable("lm_eval"), "--model", "hf",
           "--model_args", f"pretrained={scripted_lm},dtype=float32", "--device", "cpu",
           "--include_path", str(TOY_LM_EVAL), "--tasks", "toy,toy_case_sensitive",
           "--limit", "4", "--output_path", str(out), "--log_samples"], _env(tmp_path), tmp_path)
@@ -92,7 +86,7 @@ def test_lm_eval_and_condambig_score_agree(scripted_lm, tmp_path):
 @pytest.mark.e2e
 def test_inspect_and_condambig_score_agree(scripted_lm, tmp_path):
     logs = tmp_path / "logs"
-    _run([executable("inspect"), "eval", f"{TOY_FOLDER / 'inspect_task.py'}@toy",
+    run_ok([executable("inspect"), "eval", f"{TOY_FOLDER / 'inspect_task.py'}@toy",
           "--model", f"hf/{scripted_lm}", "--log-dir", str(logs), "--log-format", "json",
           "--display", "none"], _env(tmp_path), tmp_path)
     [log_file] = glob.glob(f"{logs}/*.json")

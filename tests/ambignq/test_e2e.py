@@ -21,7 +21,7 @@ from condambig_tasks import registry
 from tests.abg_coqa.scripted_outputs import EXPECTED, EXPECTED_JUDGE, judge_rules
 from tests.abg_coqa.scripted_outputs import RAW_OUTPUTS as ABG_OUTPUTS
 from tests.ambignq.scripted_outputs import RAW_OUTPUTS as AMBIGNQ_OUTPUTS
-from tests.conftest import FIXTURE_DATA, executable, subprocess_env
+from tests.conftest import FIXTURE_DATA, executable, run_ok, subprocess_env
 from tests.support import lm_eval_results
 from tests.support.headline import assert_headline_first
 from tests.support.judge_server import JudgeServer
@@ -42,10 +42,6 @@ def _env(**extra: str) -> dict[str, str]:
     return subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA), CONDAMBIG_OFFLINE="1", **extra)
 
 
-def _run(command: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
-    result = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, f"{command[0]} failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
-    return result
 
 
 @pytest.fixture(scope="module")
@@ -103,7 +99,7 @@ def _lm_eval(arguments: list[str], out: Path, env: dict[str, str],
 
 
 def _inspect(arguments: list[str], log_dir: Path, env: dict[str, str]) -> tuple[dict, dict]:
-    _run([executable("inspect"), "eval", *(f"condambig/{task}" for task in TASKS), *arguments,
+    run_ok([executable("inspect"), "eval", *(f"condambig/{task}" for task in TASKS), *arguments,
           "--log-dir", str(log_dir), "--log-format", "json", "--display", "none"], env, log_dir.parent)
     metrics, outputs = {}, {}
     for path in glob.glob(f"{log_dir}/*.json"):
@@ -127,7 +123,7 @@ def _score_cli(task: str, outputs: dict[str, str], tmp: Path, split: str) -> dic
     else:
         arguments = ["abg_coqa", "--subtask", task.removeprefix("abg_coqa_"), "--split", split]
     # items the run did not generate for (--limit) are left out of condambig-score's numbers
-    result = _run([executable("condambig-score"), *arguments, "--pred", str(pred)], _env(), tmp)
+    result = run_ok([executable("condambig-score"), *arguments, "--pred", str(pred)], _env(), tmp)
     return json.loads(result.stdout)["metrics"]
 
 

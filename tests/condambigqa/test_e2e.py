@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURE_DATA, executable, subprocess_env
+from tests.conftest import FIXTURE_DATA, executable, run_ok, subprocess_env
 from tests.support.headline import assert_headline_first
 from tests.support.judge_server import JudgeServer
 
@@ -51,15 +51,10 @@ def _judge_env(server: JudgeServer, cache: Path) -> dict[str, str]:
             "CONDAMBIG_JUDGE_API_KEY": "test-key", "CONDAMBIG_JUDGE_CACHE": str(cache)}
 
 
-def _run(command: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
-    result = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True,
-                            timeout=600)
-    assert result.returncode == 0, f"{command[0]} failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
-    return result
 
 
 def _lm_eval(model: Path, out: Path, env: dict[str, str], *extra: str) -> tuple[dict, list[dict], str]:
-    result = _run([executable("lm_eval"), "--model", "hf", "--model_args", f"pretrained={model}",
+    result = run_ok([executable("lm_eval"), "--model", "hf", "--model_args", f"pretrained={model}",
                    "--tasks", "condambigqa", "--limit", "3", "--gen_kwargs", "max_gen_toks=48",
                    "--output_path", str(out), "--log_samples", *extra], env, out.parent)
     results = json.loads(Path(glob.glob(f"{out}/**/results_*.json", recursive=True)[0]).read_text())
@@ -75,7 +70,7 @@ def _metrics(task_results: dict) -> dict[str, float]:
 
 def _score_cli(outputs: list[dict], tmp: Path, env: dict[str, str]) -> tuple[dict, list[dict]]:
     (tmp / "outputs.json").write_text(json.dumps(outputs))
-    result = _run([executable("condambig-score"), "condambigqa", "--outputs",
+    result = run_ok([executable("condambig-score"), "condambigqa", "--outputs",
                    str(tmp / "outputs.json"), "--per-question", str(tmp / "per_question.jsonl")],
                   env, tmp)
     rows = (tmp / "per_question.jsonl").read_text().splitlines()
@@ -123,7 +118,7 @@ def test_inspect_with_grader_role_matches_condambig_score(scripted_lm, judge_ser
     env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA),
                          CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"),
                          LOOPBACK_BASE_URL=judge_server.base_url, LOOPBACK_API_KEY="test-key")
-    _run([executable("inspect"), "eval", "condambig/condambigqa", "--model", f"hf/{scripted_lm}",
+    run_ok([executable("inspect"), "eval", "condambig/condambigqa", "--model", f"hf/{scripted_lm}",
           "--model-role", "grader=openai-api/loopback/loopback-judge", "--limit", "3",
           "--log-dir", str(tmp_path / "logs"), "--display", "plain"], env, tmp_path)
     log = read_eval_log(glob.glob(f"{tmp_path}/logs/*.eval")[0])
@@ -152,7 +147,7 @@ def test_inspect_with_grader_role_matches_condambig_score(scripted_lm, judge_ser
 def test_lm_eval_group_runs_the_five_settings(scripted_lm, tmp_path):
     env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA),
                          CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"))
-    _run([executable("lm_eval"), "--model", "hf", "--model_args", f"pretrained={scripted_lm}",
+    run_ok([executable("lm_eval"), "--model", "hf", "--model_args", f"pretrained={scripted_lm}",
           "--tasks", "condambigqa_all", "--limit", "1", "--output_path", str(tmp_path / "out")],
          env, tmp_path)
     results = json.loads(Path(glob.glob(f"{tmp_path}/out/**/results_*.json",
@@ -195,7 +190,7 @@ def test_inspect_uses_a_grader_bound_with_task_with(scripted_lm, tmp_path):
                              CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"),
                              LOOPBACK_BASE_URL=grader.base_url, LOOPBACK_API_KEY="test-key",
                              OPENAI_API_KEY="never-used")
-        _run([executable("inspect"), "eval", "graded.py@graded", "--model", f"hf/{scripted_lm}",
+        run_ok([executable("inspect"), "eval", "graded.py@graded", "--model", f"hf/{scripted_lm}",
               "--limit", "2", "--log-dir", str(tmp_path / "logs"), "--display", "plain"],
              env, tmp_path)
         judged = grader.stats()["requests"]
@@ -227,7 +222,7 @@ def test_inspect_without_a_reachable_grader_fails_before_generation(tmp_path):
         assert "Traceback" not in failed.stderr
         assert subject.stats()["requests"] == 0  # nothing generated
 
-        _run([*command, "-T", "judge=false"], env, tmp_path)
+        run_ok([*command, "-T", "judge=false"], env, tmp_path)
         assert subject.stats()["requests"] == 2
     from inspect_ai.log import read_eval_log
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conditionalqa.test_score_cli import RAW_OUTPUTS
-from tests.conftest import FIXTURE_DATA, executable, subprocess_env
+from tests.conftest import FIXTURE_DATA, executable, run_ok, subprocess_env
 from tests.support.headline import assert_headline_first
 from tests.support.judge_server import JudgeServer
 
@@ -39,10 +39,6 @@ def scripted_server():
         yield server
 
 
-def _run(command: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
-    result = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, f"{command[0]} failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
-    return result
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -50,7 +46,7 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def _lm_eval(arguments: list[str], out: Path, env: dict[str, str]) -> tuple[dict[str, float], list[dict]]:
-    _run([executable("lm_eval"), *arguments, "--tasks", "conditionalqa", "--output_path", str(out),
+    run_ok([executable("lm_eval"), *arguments, "--tasks", "conditionalqa", "--output_path", str(out),
           "--log_samples"], env, out.parent)
     results = json.loads(Path(glob.glob(f"{out}/**/results_*.json", recursive=True)[0]).read_text())
     metrics = {key.split(",")[0]: value for key, value in results["results"]["conditionalqa"].items()
@@ -80,7 +76,7 @@ def _inspect(arguments: list[str], log_dir: Path, env: dict[str, str]) -> tuple[
 def _score_cli(outputs: dict[str, str], tmp: Path, max_document_words: int) -> dict:
     pred = tmp / "outputs.json"
     pred.write_text(json.dumps([{"id": qid, "output": text} for qid, text in outputs.items()]))
-    result = _run([executable("condambig-score"), "conditionalqa", "--pred", str(pred),
+    result = run_ok([executable("condambig-score"), "conditionalqa", "--pred", str(pred),
                    "--ref", str(FIXTURE_DATA / "conditionalqa" / "dev.json"),
                    "--max-document-words", str(max_document_words)], _env(), tmp)
     return json.loads(result.stdout)

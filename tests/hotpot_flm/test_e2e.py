@@ -8,16 +8,16 @@ Inspect must equal ``condambig-score`` on the same questions. Fixture data only.
 
 from __future__ import annotations
 
+import functools
 import glob
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from condambig_tasks.hotpot_flm.loader import load_examples
 from condambig_tasks.hotpot_flm.prompts import candidate_order, clean_question
-from tests.conftest import FIXTURE_DATA, executable, subprocess_env
+from tests.conftest import FIXTURE_DATA, executable, run_ok, subprocess_env
 from tests.support.judge_server import JudgeServer
 
 pytestmark = pytest.mark.e2e
@@ -32,10 +32,7 @@ def _env(cache: Path, **extra: str) -> dict[str, str]:
                           CONDAMBIG_CACHE_DIR=str(cache), **extra)
 
 
-def _run(command: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
-    result = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=900)
-    assert result.returncode == 0, f"{command[0]} failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
-    return result
+_run = functools.partial(run_ok, timeout=900)  # the agents load two models
 
 
 def _score_cli(questions: dict[str, str], agent: Path, tmp: Path, split: str = "full") -> dict:

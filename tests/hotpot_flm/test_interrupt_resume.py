@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURE_DATA, executable, subprocess_env
-from tests.support.interrupting import assert_clean_stop, interrupt, run_ok, sqlite_rows
+from tests.conftest import FIXTURE_DATA, executable, run_ok, subprocess_env
+from tests.support.interrupting import assert_clean_stop, interrupt, sqlite_rows
 
 pytestmark = pytest.mark.e2e
 

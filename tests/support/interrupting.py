@@ -48,13 +48,6 @@ def assert_clean_stop(code: int, seconds: float, stderr: str) -> str:
     return lines[0]
 
 
-def run_ok(command: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
-    result = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True,
-                            timeout=600)
-    assert result.returncode == 0, result.stderr[-4000:]
-    return result
-
-
 def sqlite_rows(path: Path, query: str) -> list[tuple]:
     connection = sqlite3.connect(path)
     try:
