@@ -11,7 +11,6 @@ tests/test_toy_benchmark.py.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 import math
@@ -22,6 +21,7 @@ import pytest
 
 from condambig_tasks.benchmark import CORPUS, Benchmark, json_safe
 from condambig_tasks.cli import main
+from tests.support.inspect_scoring import scripted_scores
 from tests.test_contract import (
     BENCHMARK_NAMES,
     JUNK_OUTPUTS,
@@ -96,22 +96,13 @@ def _lm_eval(name: str, variant: LmEvalVariant, extra: dict[str, Any], outputs: 
 
 
 def _inspect(name: str, options: dict[str, Any], outputs: dict[str, str]) -> tuple[dict, dict]:
-    from inspect_ai.model import ModelName, ModelOutput
-    from inspect_ai.scorer import SampleScore, Target
-    from inspect_ai.solver import TaskState
-
     from condambig._factory import benchmark_task
 
     task = benchmark_task(name, options, judge=False)  # the judge-free numbers
-    [scorer], [metric] = task.scorer, task.metrics
-    scores = {}
-    for sample in task.dataset:
-        state = TaskState(
-            model=ModelName("test/scripted"), sample_id=sample.id, epoch=1, input=sample.input,
-            messages=[], metadata=sample.metadata,
-            output=ModelOutput.from_content("test/scripted", outputs[str(sample.id)]))
-        scores[str(sample.id)] = asyncio.run(scorer(state, Target(sample.target)))
-    corpus = metric([SampleScore(score=score, sample_id=key) for key, score in scores.items()])
+    [metric] = task.metrics
+    sample_scores = scripted_scores(task, outputs)
+    corpus = metric(sample_scores)
+    scores = {str(score.sample_id): score.score for score in sample_scores}
     return corpus, scores
 
 

@@ -8,7 +8,6 @@ tests/test_inspect_stats_e2e.py).
 
 from __future__ import annotations
 
-import asyncio
 import math
 
 import pytest
@@ -19,24 +18,7 @@ from condambig_tasks.errors import ConfigurationError
 from condambig_tasks.uncertainty import DEFAULT_RESAMPLES, uncertainty
 from tests.abg_coqa.scripted_outputs import RAW_OUTPUTS as ABG_OUTPUTS
 from tests.ambignq.scripted_outputs import RAW_OUTPUTS as AMBIGNQ_OUTPUTS
-
-
-def _scores(task, outputs: dict[str, str]) -> list:
-    """The task's scorer on each sample's scripted output, as Inspect's SampleScores."""
-    from inspect_ai.model import ModelName, ModelOutput
-    from inspect_ai.scorer import SampleScore, Target
-    from inspect_ai.solver import TaskState
-
-    [scorer] = task.scorer
-    scores = []
-    for sample in task.dataset:
-        state = TaskState(
-            model=ModelName("test/scripted"), sample_id=sample.id, epoch=1, input=sample.input,
-            messages=[], metadata=sample.metadata,
-            output=ModelOutput.from_content("test/scripted", outputs[str(sample.id)]))
-        score = asyncio.run(scorer(state, Target(sample.target)))
-        scores.append(SampleScore(score=score, sample_id=sample.id))
-    return scores
+from tests.support.inspect_scoring import scripted_scores
 
 
 def _samples(scores) -> list[ScoredSample]:
@@ -61,7 +43,7 @@ def test_every_metric_has_the_stderr_uncertainty_gives_on_its_samples(
 
     task = benchmark_task(name, options, judge=False)
     [metric] = task.metrics
-    scores = _scores(task, outputs)
+    scores = scripted_scores(task, outputs)
     values = metric(scores)
     benchmark = registry.get(name)
     typed = benchmark.options(options)
@@ -119,7 +101,7 @@ def test_bootstrap_resamples_setting(monkeypatch, use_fixture_data):
     assert registry_params(metric)["bootstrap_resamples"] == 200  # recorded in the log
     monkeypatch.setenv(settings.BOOTSTRAP_RESAMPLES_VARIABLE, "0")
     [metric] = benchmark_task("ambignq", {}, judge=False).metrics
-    values = metric(_scores(task, AMBIGNQ_OUTPUTS))
+    values = metric(scripted_scores(task, AMBIGNQ_OUTPUTS))
     assert values and not any(key.endswith("_stderr") for key in values)
     for bad in ("-1", "many", "1.5"):
         monkeypatch.setenv(settings.BOOTSTRAP_RESAMPLES_VARIABLE, bad)
