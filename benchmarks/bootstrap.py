@@ -28,7 +28,13 @@ import numpy as np  # noqa: E402
 from condambig_metrics.hotpot_flm import ROW_KEYS  # noqa: E402
 from condambig_tasks import registry  # noqa: E402
 from condambig_tasks.benchmark import ScoredSample  # noqa: E402
-from condambig_tasks.uncertainty import Units, _draws, _Resampler, uncertainty  # noqa: E402
+from condambig_tasks.uncertainty import (  # noqa: E402
+    DEFAULT_RESAMPLES,
+    Units,
+    _draws,
+    _Resampler,
+    uncertainty,
+)
 
 TARGET_SECONDS = 2.0
 WORDS = "which one do you mean the red blue boat tree were asking about old new house".split()
@@ -102,7 +108,7 @@ def cases(rng: random.Random) -> list[tuple[str, str, dict, list[ScoredSample]]]
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES)
     parser.add_argument("--plain", type=int, default=20,
                         help="resamples of the reference path to time (0: skip)")
     args = parser.parse_args()

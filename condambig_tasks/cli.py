@@ -96,12 +96,7 @@ def _add_arguments(parser: argparse.ArgumentParser, benchmark: Benchmark) -> Non
     parser.add_argument("--per-sample", "--per-question", "--per-example", dest="per_sample",
                         type=Path, metavar="FILE",
                         help="also write every sample's values and details (JSON Lines)")
-    parser.add_argument("--bootstrap-resamples", type=int, metavar="N",
-                        default=uncertainty.DEFAULT_RESAMPLES,
-                        help="bootstrap resamples of the stderr / ci95 of every metric "
-                             f"(default {uncertainty.DEFAULT_RESAMPLES}; 0 leaves them out)")
-    parser.add_argument("--seed", type=int, metavar="N", default=uncertainty.DEFAULT_SEED,
-                        help=f"seed of the bootstrap (default {uncertainty.DEFAULT_SEED})")
+    uncertainty.add_bootstrap_arguments(parser, "the stderr / ci95 of every metric")
 
 
 def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
@@ -124,8 +119,6 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
     source = args.outputs if logged is None else logged.source
     if args.limit is not None and args.limit < 1:
         raise PredictionFileError("--limit must be at least 1")
-    if args.bootstrap_resamples < 0:
-        raise PredictionFileError("--bootstrap-resamples must be 0 (no stderr / ci95) or more")
     reference = getattr(args, "ref", None)
     with recording_sources() as sources:
         items = (benchmark.load_file(reference, options) if reference is not None

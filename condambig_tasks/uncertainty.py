@@ -53,6 +53,30 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 1234
+
+
+def add_bootstrap_arguments(parser: Any, what: str) -> None:
+    """``--bootstrap-resamples N`` and ``--seed N`` of a command (``condambig-score``,
+    ``condambig-report``): the same names, defaults and check in both; ``what``: what the
+    resamples estimate, for the help."""
+    parser.add_argument("--bootstrap-resamples", type=_resample_count, metavar="N",
+                        default=DEFAULT_RESAMPLES,
+                        help=f"bootstrap resamples of {what} (default {DEFAULT_RESAMPLES}; "
+                             "0 leaves them out)")
+    parser.add_argument("--seed", type=int, metavar="N", default=DEFAULT_SEED,
+                        help=f"seed of the bootstrap (default {DEFAULT_SEED})")
+
+
+def _resample_count(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return value
 _BLOCK = 100  # resamples drawn and evaluated at once (bounds the count matrix's memory)
 
 

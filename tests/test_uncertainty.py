@@ -350,8 +350,11 @@ def _score(tmp_path, capsys, *extra: str) -> tuple[int, dict | None, str]:
     pred = tmp_path / "detection.json"
     pred.write_text(json.dumps([{"id": key, "output": value}
                                 for key, value in RAW_OUTPUTS["detection"].items()]))
-    code = main(["abg_coqa", "--subtask", "detection", "--pred", str(pred), "--ref",
-                 str(FIXTURE_DATA / "abg_coqa" / "coqa_abg_val.json"), *extra])
+    try:
+        code = main(["abg_coqa", "--subtask", "detection", "--pred", str(pred), "--ref",
+                     str(FIXTURE_DATA / "abg_coqa" / "coqa_abg_val.json"), *extra])
+    except SystemExit as stop:  # argparse refuses a bad flag value (exit 2, usage line)
+        code = stop.code
     captured = capsys.readouterr()
     return code, json.loads(captured.out) if code == 0 else None, captured.err
 

@@ -16,12 +16,13 @@ import sys
 from pathlib import Path
 
 from condambig_tasks.errors import TRACEBACK_VARIABLE, CondambigError
+from condambig_tasks.uncertainty import (  # noqa: F401  (the defaults, as condambig-score's)
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    add_bootstrap_arguments,
+)
 
 PROG = "condambig-report"
-# condambig-score's defaults (condambig_tasks.uncertainty), repeated here so that --help
-# does not import numpy; tests/test_report.py checks they agree
-DEFAULT_RESAMPLES = 1000
-DEFAULT_SEED = 1234
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,24 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "part) with the paper's model PAPER, e.g. "
                              "--paper-model my-run=GPT-4o; repeatable")
     parser.add_argument("--title", default="condambig report", help="the report's heading")
-    parser.add_argument("--bootstrap-resamples", type=_resamples, metavar="N",
-                        default=DEFAULT_RESAMPLES,
-                        help="bootstrap resamples of the standard errors computed from "
-                             "per-sample scores and of the paired comparisons (default "
-                             f"{DEFAULT_RESAMPLES}; 0 leaves both out)")
-    parser.add_argument("--seed", type=int, metavar="N", default=DEFAULT_SEED,
-                        help=f"seed of the bootstrap (default {DEFAULT_SEED})")
+    add_bootstrap_arguments(parser, "the standard errors computed from per-sample scores "
+                                    "and of the paired comparisons")
     return parser
-
-
-def _resamples(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
-    return value
 
 
 def main(argv: list[str] | None = None) -> int:

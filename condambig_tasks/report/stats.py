@@ -63,7 +63,9 @@ def attach_statistics(sections: Sequence[Section], settings: Settings) -> None:
 
 
 def run_uncertainty(run: RunResult, settings: Settings) -> RunUncertainty:
-    result = RunUncertainty(scored=read_scored_samples(run))
+    # without resamples nothing is computed from per-sample scores: they are not read
+    result = RunUncertainty(scored=read_scored_samples(run) if settings.resamples else
+                            ScoredRun(None, reason="--bootstrap-resamples 0"))
     estimates = {}
     scored = result.scored
     if scored.samples is not None and settings.resamples:
@@ -100,6 +102,12 @@ def pair_rows(section: Section, settings: Settings) -> list[PairRow]:
                 f"no per-sample scores for {label}: {reason}" for label, reason in missing)))
             continue
         first, second = sides
+        if benchmark.options_to_json(first.options) != benchmark.options_to_json(second.options):
+            # one summary rule for both sides: a pair scored with other options is not
+            # compared under one run's options
+            rows.append(PairRow(a, b, None, reason="the runs were scored with different "
+                                                   "options"))
+            continue
         metric = benchmark.headline_metric(first.options, first.judged)
         if metric is None or metric != benchmark.headline_metric(second.options, second.judged):
             rows.append(PairRow(a, b, None, reason="the runs have no common headline metric "
