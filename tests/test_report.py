@@ -873,3 +873,26 @@ def test_report_defaults_are_condambig_scores():
     from condambig_tasks.uncertainty import DEFAULT_RESAMPLES, DEFAULT_SEED
 
     assert (cli.DEFAULT_RESAMPLES, cli.DEFAULT_SEED) == (DEFAULT_RESAMPLES, DEFAULT_SEED)
+
+
+def test_runs_scored_with_different_options_are_not_paired():
+    """A pair is summarised under one options value: runs scored with other options get a
+    reason, not a difference computed under the first run's options."""
+    from types import SimpleNamespace
+
+    from condambig_tasks.benchmark import ScoredSample
+    from condambig_tasks.report.stats import RunUncertainty, Settings, pair_rows
+    from condambig_tasks.run_logs import ScoredRun
+
+    benchmark = registry.get("condambigqa")
+    samples = [ScoredSample(id=str(i), values={"citation_score": i / 4}) for i in range(4)]
+
+    def scored(**options):
+        return RunUncertainty(scored=ScoredRun(samples, benchmark.options(options), False))
+
+    section = SimpleNamespace(benchmark="condambigqa", runs=[None, None, None],
+                              uncertainty=[scored(), scored(), scored(max_conditions=3)])
+    rows = pair_rows(section, Settings(resamples=50, seed=1))
+    assert [(row.a, row.b) for row in rows] == [(0, 1), (0, 2), (1, 2)]
+    assert rows[0].comparison is not None and rows[0].comparison.delta == 0
+    assert [row.reason for row in rows[1:]] == ["the runs were scored with different options"] * 2
