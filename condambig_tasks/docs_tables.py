@@ -22,18 +22,18 @@ import re
 import sys
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from condambig_tasks import registry
-from condambig_tasks.benchmark import SUITE_SPEC, SUM, Benchmark, MetricSpec, Variant
-from condambig_tasks.report.scales import COUNT, FRACTION, PERCENT, metric_scale
+from condambig_tasks.benchmark import SUITE_SPEC, Benchmark, MetricSpec, Variant
+from condambig_tasks.register import INSPECT_PREFIX, InspectTask, inspect_tasks
+from condambig_tasks.report.scales import COUNT, FRACTION, PERCENT, spec_scale
 
 COMMAND = "python -m condambig_tasks.docs_tables --write"
 # the documents holding generated blocks, relative to the repository root
 DOCUMENTS = ("README.md", "docs/tasks.md")
-INSPECT_PREFIX = "condambig/"
 _BLOCK = re.compile(r"(?P<start><!-- generated: (?P<key>[\w-]+)[^>]*-->\n)"
                     r"(?P<body>.*?)(?P<end><!-- end generated -->)", re.S)
 _UNCLOSED = re.compile(r"<!-- generated: ")
@@ -41,15 +41,6 @@ _UNCLOSED = re.compile(r"<!-- generated: ")
 
 class DocsTablesError(Exception):
     """A document whose generated blocks cannot be rendered (unknown or unclosed marker)."""
-
-
-@dataclasses.dataclass(frozen=True)
-class InspectTask:
-    """An Inspect ``@task`` as the tables need it: its name and ``-T`` defaults."""
-
-    name: str
-    benchmark: str
-    defaults: Mapping[str, Any]
 
 
 # ---------------------------------------------------------------- the facts, from the specs
@@ -61,9 +52,7 @@ def builtin_benchmarks() -> list[Benchmark]:
 
 def installed_inspect_tasks() -> list[InspectTask]:
     """The ``@task`` functions of the ``condambig`` package, as Inspect lists them."""
-    from condambig_tasks.register import inspect_tasks
-
-    return [InspectTask(task.name, task.benchmark, task.defaults) for task in inspect_tasks()]
+    return inspect_tasks()
 
 
 def inspect_command(benchmark: Benchmark, variant: Variant,
@@ -114,12 +103,8 @@ _SCALE_NAMES = {FRACTION: "0–1", PERCENT: "0–100", COUNT: "count"}
 
 
 def _scale(benchmark: Benchmark, spec: MetricSpec) -> str:
-    """The report's scale of the metric (its spec's for a benchmark not registered)."""
-    if spec.aggregation == SUM:
-        return _SCALE_NAMES[COUNT]
-    if spec.scale == 100:
-        return _SCALE_NAMES[PERCENT]
-    return _SCALE_NAMES[metric_scale(benchmark.name, spec.name)]
+    """The report's scale of the metric, from its spec."""
+    return _SCALE_NAMES[spec_scale(spec)]
 
 
 def _direction(spec: MetricSpec) -> str:

@@ -48,7 +48,8 @@ def task_variant(task: str) -> tuple[Benchmark, Variant] | None:
     an Inspect dataset name), or None when no benchmark declares it."""
     for name in available():
         benchmark = get(name)
-        for variant in benchmark.variants:
-            if variant.task == task:
-                return benchmark, variant
+        try:
+            return benchmark, benchmark.variant(task)
+        except KeyError:
+            continue
     return None
