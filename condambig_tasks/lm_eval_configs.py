@@ -23,6 +23,7 @@ from condambig_tasks.benchmark import (
     Variant,
     json_safe,
 )
+from condambig_tasks.errors import ConfigurationError
 
 TASK_OPTIONS_KEY = "task_options"  # dataset_kwargs key of a variant's fixed options
 TEST_SPLIT = "test"
@@ -76,6 +77,12 @@ def task_config(
     dataset_kwargs = dict(extra.pop("dataset_kwargs", None) or {})
     options = {**json_safe(dict(variant.options)),
                **(dataset_kwargs.pop(TASK_OPTIONS_KEY, None) or {})}
+    if not variant.accepts(options):  # its metric list and generation settings would not fit
+        fixed = ", ".join(f"{key}={value}" for key, value in variant.options.items())
+        raise ConfigurationError(
+            f"{variant.task}: the task file's task_options contradict what this task fixes "
+            f"({fixed}); name the {benchmark.name} task that fixes them instead, or a task "
+            "name of your own with those options")
     if options:
         dataset_kwargs[TASK_OPTIONS_KEY] = options
     metadata = {**task_metadata(benchmark, variant), **(extra.pop("metadata", None) or {})}

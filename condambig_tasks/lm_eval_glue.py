@@ -56,6 +56,7 @@ from condambig_tasks.uncertainty import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     Estimate,
+    describe,
     estimates_json,
     uncertainty,
 )
@@ -236,7 +237,6 @@ class ScoredRun:
         return None if self.outputs is None else outputs_sha256(self.outputs)
 
 
-RunSummary = RunResult  # one task's corpus result (the name lm-eval's glue used)
 
 
 _RUNS: RunMemo[ScoredRun] = RunMemo()
@@ -325,6 +325,10 @@ def standard_errors(benchmark_name: str, raw_metrics: Mapping[tuple[str, str], l
             continue
         scored = scored_run(benchmark_name, items, task)
         stderr, _ = estimates_json(scored.estimates(resamples), scored.result.values)
+        provenance = getattr(getattr(task, "config", None), "metadata", None) or {}
+        if isinstance(provenance.get("provenance"), dict):  # how they were made, as the CLI says
+            provenance["provenance"]["uncertainty"] = describe(
+                registry.get(benchmark_name), scored.samples, resamples, DEFAULT_SEED)
         for (metric, key) in raw_metrics:
             if key == filter_key and stderr.get(metric) is not None:
                 found[f"{metric}_stderr,{key}"] = float(stderr[metric])
@@ -449,11 +453,6 @@ def report_lines() -> list[str]:
                             and _HEADLINES[leaf].suite_score is not None for leaf in leaves):
             lines.append(_group_line(name, [_HEADLINES[leaf] for leaf in leaves]))
     return lines
-
-
-def null_lines() -> list[str]:
-    """The lines after lm-eval's table that say why a number is null."""
-    return [line for line in report_lines() if " is null: " in line]
 
 
 def _group_line(name: str, leaves: list[Headline]) -> str:

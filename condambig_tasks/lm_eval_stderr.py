@@ -68,7 +68,11 @@ def with_task_standard_errors(original: Callable[..., tuple[dict[str, Any], int]
         metrics, sample_len = original(task, raw_metrics, bootstrap_iters)
         own = getattr(task, "standard_errors", None)
         if callable(own) and isinstance(bootstrap_iters, int) and bootstrap_iters > 0:
-            metrics.update(own(raw_metrics, bootstrap_iters))
+            try:
+                metrics.update(own(raw_metrics, bootstrap_iters))
+            except Exception as error:  # the generations and numbers are written regardless
+                logger.warning("condambig: %s: the standard errors stay N/A (%s: %s)",
+                               getattr(task, "task_name", task), type(error).__name__, error)
         return metrics, sample_len
 
     setattr(compute, _MARK, True)

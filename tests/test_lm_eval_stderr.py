@@ -152,3 +152,34 @@ def test_the_headline_and_group_lines_after_the_table(monkeypatch):
 def test_a_program_calling_lm_eval_gets_only_the_null_lines():
     _evaluate("ambignq")
     assert lm_eval_glue.report_lines() == []  # pytest is not the lm_eval command
+
+
+def test_the_resamples_and_unit_of_the_stderrs_are_in_the_provenance():
+    task, docs, _ = _evaluate("abg_coqa_detection", bootstrap_iters=200)
+    recorded = task.dump_config()["metadata"]["provenance"]["uncertainty"]
+    assert recorded["resamples"] == 200 and recorded["unit"] == "conversation"
+    assert recorded["units"] == len({doc["id"].split("|")[0] for doc in docs})
+
+
+def test_a_failing_stderr_keeps_lm_evals_na_and_the_numbers(monkeypatch):
+    from condambig_tasks import lm_eval_task
+
+    def broken(self, raw_metrics, bootstrap_iters):
+        raise RuntimeError("no estimate")
+
+    monkeypatch.setattr(lm_eval_task.CondambigTask, "standard_errors", broken)
+    _, _, metrics = _evaluate("ambignq")
+    assert not math.isnan(metrics["f1_answer_all,none"])  # the number is kept
+    assert metrics["f1_answer_all_stderr,none"] == "N/A"
+
+
+def test_a_task_file_contradicting_its_variant_is_an_error():
+    from condambig_tasks.errors import ConfigurationError
+    from condambig_tasks.lm_eval_task import CondambigTask
+
+    with pytest.raises(ConfigurationError, match="abg_coqa_detection: the task file's"):
+        CondambigTask(config={"task": "abg_coqa_detection", "dataset_kwargs": {
+            "task_options": {"split": "val", "subtask": "clarification"}}})
+    task = CondambigTask(config={"task": "abg_coqa_detection", "dataset_kwargs": {
+        "task_options": {"split": "val"}}})  # more options, the variant's kept: allowed
+    assert task.config.dataset_kwargs["task_options"]["subtask"] == "detection"
