@@ -84,25 +84,21 @@ class ProviderCheck:
         return PermanentJudgeError(text)
 
 
-_CHECKED: dict[tuple[str, str | None], str | None] = {}  # grader -> why unusable (None: ok)
+_CHECKED: set[tuple[str, str | None]] = set()  # graders that answered a check
 
 
 def check_grader(grader: Model) -> None:
-    """Raise :class:`GraderUnavailableError` when ``grader`` cannot judge (one request,
-    once per process and grader)."""
+    """Raise :class:`GraderUnavailableError` when ``grader`` cannot judge (one request; a
+    grader that answered is not asked again in this process, one that failed is: its key or
+    endpoint may have been fixed since, e.g. between ``eval_set`` retries)."""
     provider = str(grader).split("/", 1)[0]
     if provider in IN_PROCESS_PROVIDERS:
         return
     base_url = getattr(grader.api, "base_url", None)
     key = (str(grader), base_url)
     if key not in _CHECKED:
-        try:
-            _check(grader, base_url)
-            _CHECKED[key] = None
-        except GraderUnavailableError as error:
-            _CHECKED[key] = str(error)
-    if _CHECKED[key] is not None:
-        raise GraderUnavailableError(_CHECKED[key])
+        _check(grader, base_url)  # raises GraderUnavailableError
+        _CHECKED.add(key)
 
 
 def no_grader_message(task: str, default: str | None, why: str | None = None) -> str:

@@ -65,3 +65,27 @@ def test_a_dead_port_whose_number_holds_429_is_not_taken_for_a_rate_limit():
     url = f"http://127.0.0.1:{port}/v1"
     with pytest.raises(JudgeUnavailableError, match="cannot be reached"):
         check_judge(_backend(url), f"judge-model at {url}")
+
+
+def test_a_grader_that_failed_its_check_is_checked_again_one_that_answered_is_not(monkeypatch):
+    """A key or endpoint fixed within one process (a notebook, eval_set's retries) is seen."""
+    from types import SimpleNamespace
+
+    from condambig import grader_preflight
+
+    calls = []
+
+    def check(grader, base_url):
+        calls.append(base_url)
+        if len(calls) == 1:
+            raise grader_preflight.GraderUnavailableError("401: bad key")
+
+    monkeypatch.setattr(grader_preflight, "_check", check)
+    monkeypatch.setattr(grader_preflight, "_CHECKED", set())
+    api = SimpleNamespace(base_url="http://127.0.0.1:9/v1")
+    grader = type("Grader", (), {"api": api, "__str__": lambda self: "openai/judge"})()
+    with pytest.raises(grader_preflight.GraderUnavailableError, match="bad key"):
+        grader_preflight.check_grader(grader)
+    grader_preflight.check_grader(grader)  # fixed: checked again, and answers
+    grader_preflight.check_grader(grader)  # answered before: not asked again
+    assert len(calls) == 2
