@@ -174,7 +174,8 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
     summary = run.summarise(
         samples, failed=0 if engine is None else engine.stats.failures,
         max_failed=0 if config is None else config.max_failed,
-        retry_hint="" if config is None else _retry_hint(config))
+        retry_hint="" if config is None else _retry_hint(config),
+        endpoint_failure=None if engine is None else engine.endpoint_failure)
     metrics, reasons = summary.values, summary.reasons
     expected = benchmark.expected_size(options)
     if expected is not None and len(by_id) < expected:
@@ -209,10 +210,6 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
                            "logprob_fallbacks": stats.logprob_fallbacks,
                            "cache_hits": stats.cache_hits, "failures": stats.failures,
                            "max_failed": config.max_failed}
-        if engine.endpoint_failure is not None:  # authentication / endpoint: exit non-zero
-            raise CondambigError(
-                f"{benchmark.name}: the judge endpoint failed, {stats.failures} judgement(s) "
-                f"failed: {engine.endpoint_failure}")
     result["provenance"] = provenance_block(
         benchmark, options, items, sources, judge=None if engine is None else engine.model_name)
     result["provenance"][OUTPUTS_SHA256_KEY] = outputs_sha256(
@@ -228,6 +225,12 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
         if logged.reported:
             result["reported"] = logged.reported
     result = json_safe(result)
+    if engine is not None and engine.endpoint_failure is not None:
+        # authentication / endpoint: the result is printed (what could be scored, the judged
+        # metrics null with the hint), the exit status is not 0
+        raise JudgedMetricsWithheld(
+            f"{benchmark.name}: the judge endpoint failed, {stats.failures} judgement(s) "
+            f"failed: {engine.endpoint_failure}; {_retry_hint(config)}", result)
     if engine is not None and stats.failures > config.max_failed:
         raise JudgedMetricsWithheld(
             f"{benchmark.name}: {stats.failures} judgement(s) failed (more than "

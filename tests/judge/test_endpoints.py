@@ -278,6 +278,24 @@ def test_condambig_score_exits_non_zero_when_the_endpoint_fails(
     assert "judge endpoint failed" in err and message in err
 
 
+def test_condambig_score_prints_what_it_scored_when_the_endpoint_fails(
+    judge_server, cli_environment, tmp_path, capsys
+) -> None:
+    """The finished scoring is not thrown away: the JSON is printed, the judged metric null
+    with how to finish it, the exit status 2."""
+    server = judge_server({"rules": judge_rules(), "faults": [{"kind": "403"}]})
+    pred = tmp_path / "pred.json"
+    pred.write_text(json.dumps([{"id": key, "output": value}
+                                for key, value in RAW_OUTPUTS["clarification"].items()]))
+    code = main(["abg_coqa", "--subtask", "clarification", "--pred", str(pred),
+                 "--ref", str(FIXTURE_DATA / "abg_coqa" / "coqa_abg_val.json"),
+                 "--judge-model", "judge", "--judge-base-url", server.base_url])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 2 and result["metrics"]["bleu4"] is not None
+    assert result["metrics"]["judge_helpfulness"] is None
+    assert "run the same command again" in result["null_reasons"]["judge_helpfulness"]
+
+
 def test_condambig_score_reports_the_requests_the_server_received(
     judge_server, cli_environment, tmp_path, capsys
 ) -> None:
