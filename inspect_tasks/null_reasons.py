@@ -75,7 +75,8 @@ def scored_outputs_sha256(log: EvalLog) -> str | None:
     return outputs_sha256(
         (str(sample.id) if epochs == 1 else f"{sample.id}@{sample.epoch}",
          sample.output.completion if sample.output else "")
-        for sample in log.samples if sample.error is None and sample.scores)
+        # the samples condambig-score --from-log rescores: every one without an error
+        for sample in log.samples if sample.error is None)
 
 
 async def add_results_metadata(log: EvalLog) -> dict[str, str]:
