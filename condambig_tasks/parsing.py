@@ -57,6 +57,8 @@ __all__ = [
     "extract_json",
     "find_json",
     "json_depth_exceeded_at",
+    "labelled_answer",
+    "labelled_pairs",
     "model_answer",
     "replace_lone_surrogates",
     "strip_reasoning",
@@ -354,6 +356,67 @@ def _regular_json_end(body: str) -> int | None:
         if not stack:
             return position
     return len(body)
+
+
+# ---------------------------------------------------------------- plain-text replies
+# Real instruction-tuned models often answer in labelled plain text instead of the JSON asked
+# for: "Answer: 1948", "The answer to this question is: 1948", or "Question: ...\nAnswer: ...".
+# Every pattern is anchored at a line start with bounded quantifiers: linear per line.
+_DECORATION = " \t*_`\"'\u201c\u201d"
+_ANSWER_LABEL = re.compile(
+    r"^[*_#>\-\s]{0,8}(?:final answer|answer|the (?:final |correct |short )?answer"
+    r"(?: to (?:this|the|your) question)? is)[*_]{0,4}\s{0,4}[:\uff1a][*_]{0,4}[ \t]*",
+    re.IGNORECASE)
+_QUESTION_LABEL = re.compile(
+    r"^[*_#>\-\s]{0,8}(?:disambiguated question|question)[*_]{0,4}\s{0,4}[:\uff1a][*_]{0,4}[ \t]*",
+    re.IGNORECASE)
+MAX_LABELLED_LINES = 2_000
+"""Lines of an answer read for labels (a reply looping to its token budget has fewer)."""
+
+
+def _clean(value: str) -> str:
+    return value.strip().strip(_DECORATION).strip()
+
+
+def labelled_answer(answer: str) -> str | None:
+    """The answer a plain-text reply states after an answer label ("Answer:", "Final
+    answer:", "The answer to this question is:"), from the first labelled line (or, when
+    the label ends its line, the next non-empty line); None without such a label."""
+    waiting = False
+    for line in answer.splitlines()[:MAX_LABELLED_LINES]:
+        if waiting:
+            if _clean(line):
+                return _clean(line)
+            continue
+        label = _ANSWER_LABEL.match(line)
+        if label is not None:
+            value = _clean(line[label.end():])
+            if value:
+                return value
+            waiting = True
+    return None
+
+
+def labelled_pairs(answer: str) -> list[tuple[str, str]]:
+    """(question, answer) pairs written as "Question: ..." / "Answer: ..." lines: each
+    labelled answer with the last labelled question before it ("" when none)."""
+    pairs: list[tuple[str, str]] = []
+    question = ""
+    waiting = False
+    for line in answer.splitlines()[:MAX_LABELLED_LINES]:
+        if waiting and _clean(line):
+            pairs.append((question, _clean(line)))
+            waiting = False
+            continue
+        if (match := _QUESTION_LABEL.match(line)) is not None:
+            question, waiting = _clean(line[match.end():]), False
+        elif (match := _ANSWER_LABEL.match(line)) is not None:
+            value = _clean(line[match.end():])
+            if value:
+                pairs.append((question, value))
+            else:
+                waiting = True
+    return pairs
 
 
 def _first_bracket(text: str) -> int | None:

@@ -99,7 +99,7 @@ class AbgCoQA(Benchmark[AbgCoQAOptions, AbgCoQASample]):
     tags = ("ambiguity", "clarification-questions", "conversational-qa")
     category = "Reasoning"
     assets = (ASSET,)
-    version = "2-C"
+    version = "3-A"
     variants = (
         Variant("abg_coqa_detection", "is the question ambiguous: yes / no (class F1)",
                 {"subtask": "detection"}),

@@ -2,7 +2,8 @@
 
 Total: any string gives a reply; an empty reply (or a ``<think>`` trace never closed) is a
 recorded parse failure that scores as "not ambiguous, empty answer / empty question".
-The first non-empty line is the reply, without a leading ``Answer:``-style label or quotes.
+The first non-empty line is the reply, without a leading ``Answer:``-style label (or the
+sentence-style "The answer to this question is:" real models write) or quotes.
 The shared first step (``condambig_tasks.parsing.model_answer``) caps the output (a cut
 output is ``truncated``) and replaces lone surrogates; every pattern here is linear.
 Structured prediction files (a label, a question or an answer per sample) give the same
@@ -21,7 +22,8 @@ from condambig_tasks.errors import PredictionFileError
 from condambig_tasks.parsing import model_answer
 
 _LABEL = re.compile(
-    r"^\s*(?:final answer|answer|a|clarification question|clarification|question|q)\s*:\s*",
+    r"^\s*(?:final answer|answer|a|clarification question|clarification|question|q"
+    r"|the (?:final |correct |short )?answer(?: to (?:this|the|your) question)? is)\s*:\s*",
     re.IGNORECASE,
 )
 _DECORATION = " \t*_`\"'\u201c\u201d"

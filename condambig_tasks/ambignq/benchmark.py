@@ -63,7 +63,7 @@ class AmbigNQ(Benchmark[AmbigNQOptions, AmbigNQQuestion]):
     tags = ("ambiguity", "open-domain-qa", "question-rewriting", "closed-book")
     category = "Knowledge"
     assets = (ASSET,)
-    version = "2-C"
+    version = "3-A"
     variants = (Variant("ambignq", "every plausible answer of an ambiguous question"),)
     options_type = AmbigNQOptions
     data_folders = ("ambignq",)

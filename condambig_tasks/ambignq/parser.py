@@ -2,7 +2,11 @@
 
 Accepted: a JSON list of ``{"question", "answer"}`` objects, optionally fenced, wrapped in an
 object (``{"pairs": [...]}``), after prose or a ``<think>`` trace, or cut off by the generation
-limit (the shared :mod:`condambig_tasks.parsing` extracts and repairs the JSON). Items without
+limit (the shared :mod:`condambig_tasks.parsing` extracts and repairs the JSON). A reply with
+no JSON is read as labelled plain text, as real instruction-tuned models often write it:
+"Question: ... / Answer: ..." lines give pairs, and one "Answer: ..." (or "The answer to
+this question is: ...") gives one answer; the paper's task is a set of answers, whatever
+their layout. Items without
 a question (or bare answer strings) get the empty question: they count for answer F1, and
 their question metrics are scored against "". Anything else is a recorded parse failure with
 no pairs (0.0 on every metric). Parsing is bounded by the shared module's caps (an output cut
@@ -16,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from condambig_tasks.ambignq.records import PredictedPair
-from condambig_tasks.parsing import extract_json
+from condambig_tasks.parsing import extract_json, labelled_answer, labelled_pairs, model_answer
 
 
 @dataclass(frozen=True)
@@ -72,10 +76,23 @@ def _pairs_from_value(value: Any) -> list[PredictedPair]:
     return []
 
 
+def _plain_text_pairs(output: str) -> list[PredictedPair]:
+    """Pairs from labelled plain text (no JSON in the reply)."""
+    answer = model_answer(output).text
+    pairs = [PredictedPair(answer=a, question=q) for q, a in labelled_pairs(answer)]
+    if pairs:
+        return pairs
+    single = labelled_answer(answer)
+    return [PredictedPair(answer=single, question="")] if single else []
+
+
 def parse_reply(output: str) -> ParsedReply:
     """The predicted pairs in one model output (a parse failure yields no pairs)."""
     extracted = extract_json(output)
     if not extracted.ok:
+        plain = _plain_text_pairs(output) if isinstance(output, str) else []
+        if plain:
+            return ParsedReply(pairs=tuple(plain), parsed=True, truncated=extracted.truncated)
         return ParsedReply(pairs=(), parsed=False, error=extracted.error,
                            truncated=extracted.truncated)
     pairs = _pairs_from_value(extracted.value)

@@ -5,7 +5,9 @@ Any string yields a :class:`ParsedAnswers`: either the answers (possibly none, m
 inside a Markdown fence or surrounded by prose, a bare list of answers, answers as objects,
 ``[answer, [numbers]]`` pairs or plain strings, and a reasoning model's ``<think>...</think>``
 trace before the reply (``condambig_tasks.parsing`` strips it, and repairs truncated JSON
-when no complete JSON value has the answers structure). Cited element numbers are mapped
+when no complete JSON value has the answers structure). A reply without JSON that states one
+labelled answer ("Answer: Yes", "The answer to the question is: Yes") or is only yes / no is
+that answer, with no conditions. Cited element numbers are mapped
 back to the element strings the model was shown; numbers that were not shown (or unreadable
 citations) are dropped and counted in ``out_of_range_citations``.
 
@@ -24,7 +26,13 @@ from typing import Any
 
 from condambig_metrics.text import code_fences, normalize_answer, without_language_tag
 from condambig_tasks.conditionalqa.records import ConditionalAnswer
-from condambig_tasks.parsing import MAX_JSON_CANDIDATES, decode_json, find_json, model_answer
+from condambig_tasks.parsing import (
+    MAX_JSON_CANDIDATES,
+    decode_json,
+    find_json,
+    labelled_answer,
+    model_answer,
+)
 
 # Language tags dropped from a closed fence's first line (after spaces or tabs).
 _FENCE_TAGS = ("json", "JSON")
@@ -208,6 +216,20 @@ def _read_answers(value: Any, elements: Mapping[int, str], truncated: bool) -> P
     )
 
 
+def _plain_answer(text: str) -> tuple[ConditionalAnswer, ...] | None:
+    """One answer without conditions from a reply with no JSON, as real models write it:
+    a labelled answer ("Answer: Yes", "The answer to the question is: Yes") or a reply that
+    is only "yes" / "no"; "not answerable" is no answer. None for any other prose."""
+    answer = labelled_answer(text)
+    if answer is None and normalize_answer(text) in ("yes", "no"):
+        answer = text.strip()
+    if answer is None:
+        return None
+    if normalize_answer(answer) in _NO_ANSWER_TEXTS:
+        return ()
+    return (ConditionalAnswer(text=answer, conditions=()),)
+
+
 def parse_model_output(output: Any, elements: Mapping[int, str]) -> ParsedAnswers:
     """Read one reply; ``elements`` maps each shown element number to its string."""
     try:
@@ -236,6 +258,9 @@ def parse_model_output(output: Any, elements: Mapping[int, str]) -> ParsedAnswer
             except _ShapeError as error:
                 reasons.append(str(error))
         if not reasons:
+            plain = _plain_answer(text)
+            if plain is not None:
+                return ParsedAnswers(answers=plain, parsed=True, truncated=truncated)
             return _failure(repaired.error or "no JSON found", truncated)
         return _failure(f"JSON without the answers structure ({reasons[0]})", truncated)
     except Exception as error:  # total by design: bad model output is data

