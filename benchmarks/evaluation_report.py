@@ -389,6 +389,76 @@ def render(measured: Sequence[Measured], extras: Mapping[str, str], stand_in: bo
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------- parser changes
+# The commit before the plain-text readers (CHANGELOG: ambignq, conditionalqa, abg_coqa 3-A):
+# each run's outputs are scored again with the parser of that commit, for the counts before.
+PARSER_BASELINE = "2c555d3"
+CHANGED_PARSERS = ("ambignq", "conditionalqa", "abg_coqa")
+
+
+def _baseline_parser(benchmark: str):
+    """The benchmark's parser module as it was at :data:`PARSER_BASELINE` (a fresh module)."""
+    import importlib.util
+
+    path = f"condambig_tasks/{benchmark}/parser.py"
+    source = subprocess.run(["git", "show", f"{PARSER_BASELINE}:{path}"], cwd=REPO,
+                            capture_output=True, text=True, check=True).stdout
+    name = f"_baseline_{benchmark}_parser"
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader=None))
+    exec(compile(source, path, "exec"), module.__dict__)
+    return module
+
+
+def _score_all(m: Measured, env: Mapping[str, str]) -> tuple[int, float | None]:
+    """(outputs parsed, headline) of the run's outputs scored here with the loaded parser."""
+    benchmark = registry.get(m.benchmark)
+    options = benchmark.options(m.options)
+    previous = os.environ.get("CONDAMBIG_DATA_DIR")
+    os.environ["CONDAMBIG_DATA_DIR"] = env["CONDAMBIG_DATA_DIR"]
+    try:
+        items = {benchmark.item_id(item): item for item in benchmark.load(options)}
+    finally:
+        if previous is None:
+            os.environ.pop("CONDAMBIG_DATA_DIR")
+        else:
+            os.environ["CONDAMBIG_DATA_DIR"] = previous
+    samples = [benchmark.score(items[key], text, options) for key, text in m.outputs.items()]
+    parsed = sum(1 for sample in samples if sample.values.get("parse_rate") == 1.0)
+    return parsed, benchmark.summarise(samples, options, judged=False).get(m.headline)
+
+
+def parser_changes_section(measured: Sequence[Measured], env: Mapping[str, str]) -> str:
+    """Outputs parsed and the headline, with the previous parser and with today's."""
+    rows = []
+    for m in measured:
+        if m.benchmark not in CHANGED_PARSERS or m.plan.route != "lm_eval_hf":
+            continue
+        after = _score_all(m, env)
+        current = sys.modules[f"condambig_tasks.{m.benchmark}.parser"]
+        old = _baseline_parser(m.benchmark)
+        patched = []
+        for module_name, module in list(sys.modules.items()):
+            if not module_name.startswith(f"condambig_tasks.{m.benchmark}.") or module is current:
+                continue
+            for attribute, value in vars(module).items():
+                if getattr(value, "__module__", None) == current.__name__ and hasattr(old, attribute):
+                    patched.append((module, attribute, value))
+                    setattr(module, attribute, getattr(old, attribute))
+        try:
+            before = _score_all(m, env)
+        finally:
+            for module, attribute, value in patched:
+                setattr(module, attribute, value)
+        rows.append(f"| `{m.plan.task}` ({m.plan.config}) | {m.n} | {before[0]} | {after[0]} | "
+                    f"{_number(before[1])} | {_number(after[1])} |")
+    return "\n".join([
+        "Outputs parsed and the headline on the same real outputs, with the parser before "
+        f"the plain-text readers (commit {PARSER_BASELINE}) and with today's (CHANGELOG, "
+        "each task's README):", "",
+        "| task | outputs | parsed before | parsed after | headline before | headline after |",
+        "| --- | --- | --- | --- | --- | --- |", *rows])
+
+
 # ---------------------------------------------------------------- sections beyond the table
 def consistency_section(measured: Sequence[Measured]) -> str:
     """Outputs of the same items through other routes, against lm-eval ``hf`` (chat)."""
@@ -515,6 +585,7 @@ def main(argv: list[str] | None = None) -> int:
     out_dir = (args.write.parent / args.write.stem) if args.write else args.runs / "report"
     out_dir.mkdir(parents=True, exist_ok=True)
     extras = {
+        "Parser changes on these outputs": parser_changes_section(measured, env),
         "Paired comparison: chat template or not (condambig-report)":
             report_section(measured, args.runs, out_dir, env),
         "Consistency across front ends": consistency_section(measured),

@@ -32,7 +32,9 @@ TASKS = [spec.task for spec in SPECS]
 
 
 def _env(folder: Path, **extra: str) -> dict[str, str]:
-    return subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA),
+    # one thread per model process: the tier runs beside another xdist worker, and two
+    # processes of two spinning OpenMP threads each on 2 cores slow both several times
+    return subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA), OMP_NUM_THREADS="1",
                           **real_model.agent_environment(folder), **extra)
 
 
@@ -71,7 +73,7 @@ def runs(smollm2, tmp_path_factory) -> dict[str, dict[str, TaskRun]]:
     env = _env(smollm2)
     by_route = {"lm_eval_hf": _lm_eval(ROUTES[0], smollm2, tmp / "lm_eval_hf", env),
                 "inspect_hf": _inspect(ROUTES[1], smollm2, tmp / "inspect_hf", env)}
-    with ServedModel(smollm2, tmp / "serve.log") as served:
+    with ServedModel(smollm2, tmp / "serve.log", env=env) as served:
         served_env = {**env, **served.environment()}
         by_route["lm_eval_served"] = _lm_eval(ROUTES[2], smollm2, tmp / "lm_eval_served",
                                               served_env, served.base_url)
@@ -133,3 +135,79 @@ def test_the_four_routes_give_the_same_greedy_outputs(runs):
     for route, by_task in runs.items():
         for task, run in by_task.items():
             assert run.outputs == reference[task].outputs, (route, task)
+
+
+JUDGED = ("condambigqa", "abg_coqa_clarification")
+# each judged task's judged metric, withheld when judgements fail
+JUDGED_METRIC = {"condambigqa": "combined_score", "abg_coqa_clarification": "judge_helpfulness"}
+
+
+@pytest.fixture(scope="module")
+def judged_runs(smollm2, tmp_path_factory) -> dict:
+    """lm-eval and Inspect runs of the judged tasks with the served model as the judge (the
+    `grader` role in Inspect): a real server whose replies the tests do not script."""
+    tmp = tmp_path_factory.mktemp("real_judge")
+    env = _env(smollm2)
+    specs = [spec for spec in SPECS if spec.task in JUDGED]
+    with ServedModel(smollm2, tmp / "serve.log", env=env) as served:
+        judge_env = {**env, **served.environment(), **served.judge_environment(),
+                     "CONDAMBIG_CACHE_DIR": str(tmp / "cache")}
+        lm_eval = subprocess.run(
+            real_model.lm_eval_command(ROUTES[0], smollm2, list(JUDGED), tmp / "lm_eval",
+                                       limit=LIMIT, batch_size=BATCH_SIZE,
+                                       max_gen_toks=MAX_TOKENS),
+            env=judge_env, cwd=tmp, capture_output=True, text=True, timeout=1800)
+        grader = f"openai-api/{real_model.INSPECT_SERVICE}/{real_model.SERVED_NAME}"
+        inspect = [subprocess.run(
+            real_model.inspect_command(ROUTES[1], smollm2, tasks, tmp / f"inspect{index}",
+                                       limit=LIMIT, batch_size=BATCH_SIZE,
+                                       max_tokens=MAX_TOKENS, task_options=options,
+                                       grader=grader),
+            env=judge_env, cwd=tmp, capture_output=True, text=True, timeout=1800)
+            for index, (tasks, options) in enumerate(real_model.inspect_groups(specs))]
+    return {"tmp": tmp, "lm_eval": lm_eval, "inspect": inspect}
+
+
+def test_the_served_model_as_judge_follows_the_trust_rules_in_lm_eval(judged_runs):
+    """A judgement that fails (the 135M judge seldom writes the verdict format) is never
+    scored: past judge_max_failed (0) the judged metrics and the headline are withheld with
+    their reason, the results and samples are still written, and the command exits 1;
+    with no failure the judged metrics are numbers and it exits 0."""
+    run = judged_runs["lm_eval"]
+    [path] = (judged_runs["tmp"] / "lm_eval").rglob("results_*.json")
+    results = json.loads(path.read_text())
+    assert list((judged_runs["tmp"] / "lm_eval").rglob("samples_abg_coqa_clarification_*.jsonl"))
+    withheld = []
+    for task, judged_metric in JUDGED_METRIC.items():
+        values = results["results"][task]
+        failed = values["judge_failed,none"]
+        value = values[f"{judged_metric},none"]
+        reasons = results["configs"][task]["metadata"].get("null_reasons") or {}
+        if failed > 0:
+            withheld.append(task)
+            assert isinstance(value, float) and math.isnan(value), (task, value)
+            assert "judgement" in reasons.get(judged_metric, ""), (task, reasons)
+        else:
+            assert isinstance(value, float) and math.isfinite(value), (task, value)
+    assert run.returncode == (1 if withheld else 0), run.stderr[-3000:]
+    if withheld:
+        assert "condambig-score" in run.stdout + run.stderr
+
+
+def test_the_served_model_as_grader_follows_the_trust_rules_in_inspect(judged_runs):
+    for index, run in enumerate(judged_runs["inspect"]):
+        assert run.returncode == 0, run.stderr[-3000:]  # Inspect's CLI: 0 whatever the status
+        for path in (judged_runs["tmp"] / f"inspect{index}").glob("*.json"):
+            log = json.loads(path.read_text())
+            if log["status"] == "error":  # the judge failed outright: the log says why
+                assert log["error"]["message"], path
+                continue
+            [scores] = log["results"]["scores"]
+            metrics = {name: entry["value"] for name, entry in scores["metrics"].items()}
+            reasons = scores["metadata"].get("null_reasons") or {}
+            judged_metric = JUDGED_METRIC[log["eval"]["task"].split("/")[-1]]
+            if metrics["judge_failed"] > 0:
+                assert math.isnan(metrics[judged_metric]), (path, metrics)
+                assert judged_metric in reasons, (path, reasons)
+            else:
+                assert math.isfinite(metrics[judged_metric]), (path, metrics)

@@ -47,8 +47,10 @@ def free_port() -> int:
 class ServedModel:
     """``transformers serve`` of a model folder on 127.0.0.1, started and stopped here."""
 
-    def __init__(self, folder: Path, log_file: Path, continuous_batching: bool = False):
+    def __init__(self, folder: Path, log_file: Path, continuous_batching: bool = False,
+                 env: Mapping[str, str] | None = None):
         self.folder = Path(folder)
+        self.env = dict(os.environ if env is None else env)
         self.log_file = Path(log_file)
         self.continuous_batching = continuous_batching
         self.port = free_port()
@@ -68,7 +70,7 @@ class ServedModel:
         with self.log_file.open("w") as log:
             self.process = subprocess.Popen(command, cwd=self.folder.parent, stdout=log,
                                             stderr=subprocess.STDOUT, start_new_session=True,
-                                            env={**os.environ, "HF_HUB_OFFLINE": "1"})
+                                            env={**self.env, "HF_HUB_OFFLINE": "1"})
         self._wait_until_ready()
         return self
 
