@@ -66,24 +66,40 @@ class PlannedRun:
         return f"{self.config}-{self.route}-{self.task}"
 
 
-# The tasks at a prefix of 100 items with their own budgets and the chat template (the
-# configuration a user runs), and again without the chat template (the paired comparison).
-# CondAmbigQA's settings with fragments read 2,600-token prompts (4,800 at most) and may
-# write 1,536 tokens: on 2 CPU cores that is minutes per question, so they run on a shorter
-# prefix, as does ConditionalQA (700-token documents, 512-token budget).
+# `full`: every greedy task on a prefix of 100 items (HotpotQA-FLM's full set: the local file's
+# examples), with the chat template and each task's own budget (the configuration a user
+# runs), the tasks with short prompts again without the chat template (the paired
+# comparison), and two tasks through Inspect `hf` and the served route. CondAmbigQA's settings
+# with fragments read 2,600-token prompts (4,800 at most) and may write 1,536 tokens: on 2 CPU
+# cores that is minutes per question, hours per task. `session`: the prefixes one 3-hour
+# session on 2 shared cores could run (docs/evaluation-report.md says which).
 CHEAP = ("ambignq", "abg_coqa_detection", "abg_coqa_clarification", "abg_coqa_clarified_qa",
          "condambigqa_closed_book")
-COSTLY = {"hotpot_flm_test": 40, "hotpot_flm": 53, "conditionalqa": 40,
-          "condambigqa_closed_book_conditions": 40, "condambigqa": 16,
-          "condambigqa_gold_conditions": 8, "condambigqa_no_conditions": 8}
+ABG = CHEAP[1:4]
+COSTLY = ("hotpot_flm_test", "hotpot_flm", "conditionalqa", "condambigqa_closed_book_conditions",
+          "condambigqa", "condambigqa_gold_conditions", "condambigqa_no_conditions")
+SESSION_PREFIX = {"hotpot_flm_test": 20, "hotpot_flm": 20, "conditionalqa": 20,
+                  "condambigqa_closed_book_conditions": 20, "condambigqa": 8,
+                  "condambigqa_gold_conditions": 4, "condambigqa_no_conditions": 4}
 PLANS: dict[str, list[PlannedRun]] = {
-    "default": [
+    "full": [
         *(PlannedRun("chat", "lm_eval_hf", task, 100, batch_size=32) for task in CHEAP),
-        *(PlannedRun("plain", "lm_eval_hf", task, 100, batch_size=32) for task in CHEAP[:4]),
-        PlannedRun("chat", "inspect_hf", "ambignq", 30, batch_size=8),
+        *(PlannedRun("chat", "lm_eval_hf", task, 100) for task in COSTLY),
+        *(PlannedRun("plain", "lm_eval_hf", task, 100, batch_size=32) for task in CHEAP),
+        PlannedRun("chat", "inspect_hf", "ambignq", 100, batch_size=8),
+        PlannedRun("chat", "inspect_hf", "abg_coqa_detection", 100, batch_size=8),
+        PlannedRun("chat", "lm_eval_served", "abg_coqa_detection", 100, batch_size=1),
+        PlannedRun("judged", "lm_eval_hf", "abg_coqa_clarification", 100, batch_size=8),
+        PlannedRun("judged", "lm_eval_hf", "condambigqa_closed_book", 100, batch_size=8),
+    ],
+    "session": [
+        *(PlannedRun("chat", "lm_eval_hf", task, 100, batch_size=32) for task in CHEAP),
+        *(PlannedRun("plain", "lm_eval_hf", task, 100, batch_size=32) for task in ABG),
         PlannedRun("chat", "inspect_hf", "abg_coqa_detection", 30, batch_size=8),
-        PlannedRun("chat", "lm_eval_served", "abg_coqa_detection", 30, batch_size=1),
-        *(PlannedRun("chat", "lm_eval_hf", task, limit) for task, limit in COSTLY.items()),
+        PlannedRun("chat", "lm_eval_served", "abg_coqa_detection", 20, batch_size=1),
+        PlannedRun("judged", "lm_eval_hf", "abg_coqa_clarification", 20, batch_size=8),
+        PlannedRun("judged", "lm_eval_hf", "condambigqa_closed_book", 10, batch_size=8),
+        *(PlannedRun("chat", "lm_eval_hf", task, limit) for task, limit in SESSION_PREFIX.items()),
     ],
     "quick": [
         PlannedRun("chat", "lm_eval_hf", "abg_coqa_detection", 8),
@@ -152,14 +168,16 @@ def run_one(plan: PlannedRun, folder: Path, runs: Path, env: dict[str, str],
     else:
         command = real_model.inspect_command(
             route, folder, [spec.inspect_task], out / "inspect", limit=plan.limit,
-            batch_size=plan.batch_size, task_options=dict(spec.inspect_options))
+            batch_size=plan.batch_size,
+            task_options={**dict(spec.inspect_options), "judge": "false"})
     print(f"[report] {plan.name}: {' '.join(command)}", file=sys.stderr, flush=True)
     started = time.monotonic()
     result = subprocess.run(command, env=env, cwd=out, capture_output=True, text=True)
     wall = time.monotonic() - started
     (out / "stdout.txt").write_text(result.stdout)
     (out / "stderr.txt").write_text(result.stderr[-200_000:])
-    if result.returncode != 0:
+    # a judged run whose judgements failed exits 1 after writing everything (docs/faults.md)
+    if result.returncode != 0 and not (plan.config == "judged" and result.returncode == 1):
         raise SystemExit(f"{plan.name} failed (exit {result.returncode}); see {out}/stderr.txt")
     done.write_text(json.dumps({"plan": plan.__dict__, "command": command, "wall_seconds": wall,
                                 "returncode": result.returncode}, indent=1))
@@ -345,6 +363,11 @@ def render(measured: Sequence[Measured], extras: Mapping[str, str], stand_in: bo
         *(f"    {command}" for command in commands),
         "",
     ]
+    short = [m for m in chat if m.plan.limit < 100]
+    if short:
+        lines += ["Prefixes shorter than 100 items (what one session on 2 shared CPU cores "
+                  "could run; `--plan full` runs 100 of every task): "
+                  + ", ".join(f"`{m.plan.task}` {m.plan.limit}" for m in short) + ".", ""]
     if stand_in:
         lines += ["**ConditionalQA** ran on a stand-in `documents.json` built from the dev "
                   "questions' own evidence and condition elements (the upstream documents file "
@@ -511,6 +534,31 @@ def speed_section(measured: Sequence[Measured], folder: Path) -> str:
     return "\n\n".join(parts)
 
 
+def judge_section(measured: Sequence[Measured], runs: Path) -> str:
+    """What the judged runs did with the served model as the judge (lm-eval)."""
+    parts = []
+    for m in measured:
+        if m.plan.config != "judged":
+            continue
+        out = runs / m.plan.name
+        run = json.loads((out / "run.json").read_text())
+        [results_file] = sorted((out / "lm_eval").rglob("results_*.json"))
+        results = json.loads(results_file.read_text())
+        values = {key.split(",")[0]: value for key, value in
+                  results["results"][m.plan.task].items() if "_stderr" not in key}
+        reasons = results["configs"][m.plan.task]["metadata"].get("null_reasons") or {}
+        said = [line for line in (out / "stdout.txt").read_text().splitlines()
+                + (out / "stderr.txt").read_text().splitlines() if line.startswith("condambig")]
+        judged = {k: v for k, v in values.items() if k.startswith(("judge", "balanced", "answer_score"))}
+        parts.append(
+            f"`{m.plan.task}` ({m.n} items), judge `{real_model.SERVED_NAME}` served on "
+            f"127.0.0.1: exit {run['returncode']}; judged metrics "
+            f"`{json.dumps(judged, default=str)}`; null reasons "
+            f"`{json.dumps(reasons)[:600]}`; what the run said: "
+            + "; ".join(f"`{line[:300]}`" for line in said[-3:]))
+    return "\n\n".join(parts) or "no judged run in this plan"
+
+
 def report_section(measured: Sequence[Measured], runs: Path, out_dir: Path,
                    env: dict[str, str]) -> str:
     """condambig-report over the lm-eval runs of both configurations (per-sample files
@@ -559,7 +607,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path,
                         default=Path(os.environ.get("CONDAMBIG_DATA_DIR", "")) or None)
     parser.add_argument("--runs", type=Path, default=REPO / "runs" / "evaluation-report")
-    parser.add_argument("--plan", choices=sorted(PLANS), default="default")
+    parser.add_argument("--plan", choices=sorted(PLANS), default="full")
     parser.add_argument("--write", type=Path, default=None,
                         help="write the report here (default: print it)")
     args = parser.parse_args(argv)
@@ -573,14 +621,16 @@ def main(argv: list[str] | None = None) -> int:
            **real_model.agent_environment(folder)}
     env.pop("CONDAMBIG_JUDGE_MODEL", None)
     plans = PLANS[args.plan]
-    served_plans = [plan for plan in plans if ROUTE[plan.route].served]
+    needs_server = [plan for plan in plans if ROUTE[plan.route].served or plan.config == "judged"]
     for plan in plans:
-        if not ROUTE[plan.route].served:
+        if plan not in needs_server:
             run_one(plan, folder, args.runs, env, None)
-    if served_plans:
-        with ServedModel(folder, args.runs / "serve.log") as served:
-            for plan in served_plans:
-                run_one(plan, folder, args.runs, {**env, **served.environment()}, served)
+    if needs_server:
+        with ServedModel(folder, args.runs / "serve.log", env=env) as served:
+            for plan in needs_server:
+                judge = served.judge_environment() if plan.config == "judged" else {}
+                run_one(plan, folder, args.runs, {**env, **served.environment(), **judge},
+                        served if ROUTE[plan.route].served else None)
     measured = [measure(plan, args.runs / plan.name, folder, env) for plan in plans]
     out_dir = (args.write.parent / args.write.stem) if args.write else args.runs / "report"
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -588,6 +638,7 @@ def main(argv: list[str] | None = None) -> int:
         "Parser changes on these outputs": parser_changes_section(measured, env),
         "Paired comparison: chat template or not (condambig-report)":
             report_section(measured, args.runs, out_dir, env),
+        "The served model as the judge": judge_section(measured, args.runs),
         "Consistency across front ends": consistency_section(measured),
         "Speed": speed_section(measured, folder),
         "Register entries from the Inspect runs": register_section(measured, args.runs,

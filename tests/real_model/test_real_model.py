@@ -25,7 +25,7 @@ from tests.support.real_model import ROUTES, ServedModel, TaskRun
 pytestmark = [pytest.mark.e2e, pytest.mark.realmodel]
 
 LIMIT = 2
-MAX_TOKENS = 32
+MAX_TOKENS = 24
 BATCH_SIZE = 1  # batch 1 everywhere: padding in a batch changes float32 logits slightly
 SPECS = real_model.greedy_tasks()
 TASKS = [spec.task for spec in SPECS]
@@ -60,26 +60,69 @@ def _inspect(route, folder: Path, out: Path, env: dict[str, str]) -> dict[str, T
         log_dir = out / f"group{index}"
         _run(real_model.inspect_command(route, folder, tasks, log_dir, limit=LIMIT,
                                         batch_size=BATCH_SIZE, max_tokens=MAX_TOKENS,
-                                        task_options=options), env, out.parent)
+                                        task_options={**options, "judge": "false"}),
+             env, out.parent)
         log_dirs.update({spec.task: log_dir for spec in SPECS if spec.inspect_task in tasks
                          and dict(spec.inspect_options) == options})
     return real_model.inspect_runs(route.name, log_dirs, SPECS)
 
 
+def _served_inspect(folder: Path, out: Path, env: dict[str, str]) -> dict[str, TaskRun]:
+    """Inspect through the server: the tasks that need no ``-T`` (one command; every task
+    reaches the served route through lm-eval)."""
+    default = [spec for spec in SPECS if not spec.inspect_options]
+    log_dir = out / "group0"
+    _run(real_model.inspect_command(ROUTES[3], folder, [spec.inspect_task for spec in default],
+                                    log_dir, limit=LIMIT, batch_size=BATCH_SIZE,
+                                    max_tokens=MAX_TOKENS, task_options={"judge": "false"}),
+         env, out.parent)
+    return real_model.inspect_runs(ROUTES[3].name, {spec.task: log_dir for spec in default},
+                                   default)
+
+
+def _judged(folder: Path, tmp: Path, env: dict[str, str], served: ServedModel) -> dict:
+    """lm-eval and Inspect runs of the judged tasks with the served model as the judge (the
+    `grader` role in Inspect): a real server whose replies the tests do not script."""
+    judge_env = {**env, **served.judge_environment(), "CONDAMBIG_CACHE_DIR": str(tmp / "cache")}
+    lm_eval = subprocess.run(
+        real_model.lm_eval_command(ROUTES[0], folder, list(JUDGED), tmp / "judged_lm_eval",
+                                   limit=LIMIT, batch_size=BATCH_SIZE, max_gen_toks=MAX_TOKENS),
+        env=judge_env, cwd=tmp, capture_output=True, text=True, timeout=1800)
+    grader = f"openai-api/{real_model.INSPECT_SERVICE}/{real_model.SERVED_NAME}"
+    inspect = subprocess.run(
+        real_model.inspect_command(ROUTES[1], folder, [f"condambig/{task}" for task in JUDGED],
+                                   tmp / "judged_inspect", limit=LIMIT, batch_size=BATCH_SIZE,
+                                   max_tokens=MAX_TOKENS, grader=grader),
+        env=judge_env, cwd=tmp, capture_output=True, text=True, timeout=1800)
+    return {"tmp": tmp, "lm_eval": lm_eval, "inspect": inspect}
+
+
 @pytest.fixture(scope="module")
-def runs(smollm2, tmp_path_factory) -> dict[str, dict[str, TaskRun]]:
-    """route name -> task -> run: the four routes over every greedy task."""
+def tier(smollm2, tmp_path_factory) -> dict:
+    """Every run of the tier: the four routes over the greedy tasks, then the judged runs;
+    one server for the served routes and the judge."""
     tmp = tmp_path_factory.mktemp("real_model")
     env = _env(smollm2)
-    by_route = {"lm_eval_hf": _lm_eval(ROUTES[0], smollm2, tmp / "lm_eval_hf", env),
-                "inspect_hf": _inspect(ROUTES[1], smollm2, tmp / "inspect_hf", env)}
+    runs = {"lm_eval_hf": _lm_eval(ROUTES[0], smollm2, tmp / "lm_eval_hf", env),
+            "inspect_hf": _inspect(ROUTES[1], smollm2, tmp / "inspect_hf", env)}
     with ServedModel(smollm2, tmp / "serve.log", env=env) as served:
         served_env = {**env, **served.environment()}
-        by_route["lm_eval_served"] = _lm_eval(ROUTES[2], smollm2, tmp / "lm_eval_served",
-                                              served_env, served.base_url)
-        by_route["inspect_served"] = _inspect(ROUTES[3], smollm2, tmp / "inspect_served",
-                                              served_env)
-    return by_route
+        runs["lm_eval_served"] = _lm_eval(ROUTES[2], smollm2, tmp / "lm_eval_served",
+                                          served_env, served.base_url)
+        runs["inspect_served"] = _served_inspect(smollm2, tmp / "inspect_served", served_env)
+        judged = _judged(smollm2, tmp, served_env, served)
+    return {"runs": runs, "judged": judged}
+
+
+@pytest.fixture(scope="module")
+def runs(tier) -> dict[str, dict[str, TaskRun]]:
+    """route name -> task -> run."""
+    return tier["runs"]
+
+
+@pytest.fixture(scope="module")
+def judged_runs(tier) -> dict:
+    return tier["judged"]
 
 
 def _rescore(run: TaskRun, folder: Path, tmp: Path) -> tuple[dict, list[dict]]:
@@ -132,6 +175,7 @@ def test_the_four_routes_give_the_same_greedy_outputs(runs):
     """The same prompts through the same chat template, decoded greedily in float32 at batch
     size 1, in-process or served: the same text, task by task and sample by sample."""
     reference = runs["lm_eval_hf"]
+    assert set(runs["inspect_hf"]) == set(runs["lm_eval_served"]) == set(reference)
     for route, by_task in runs.items():
         for task, run in by_task.items():
             assert run.outputs == reference[task].outputs, (route, task)
@@ -142,41 +186,16 @@ JUDGED = ("condambigqa", "abg_coqa_clarification")
 JUDGED_METRIC = {"condambigqa": "combined_score", "abg_coqa_clarification": "judge_helpfulness"}
 
 
-@pytest.fixture(scope="module")
-def judged_runs(smollm2, tmp_path_factory) -> dict:
-    """lm-eval and Inspect runs of the judged tasks with the served model as the judge (the
-    `grader` role in Inspect): a real server whose replies the tests do not script."""
-    tmp = tmp_path_factory.mktemp("real_judge")
-    env = _env(smollm2)
-    specs = [spec for spec in SPECS if spec.task in JUDGED]
-    with ServedModel(smollm2, tmp / "serve.log", env=env) as served:
-        judge_env = {**env, **served.environment(), **served.judge_environment(),
-                     "CONDAMBIG_CACHE_DIR": str(tmp / "cache")}
-        lm_eval = subprocess.run(
-            real_model.lm_eval_command(ROUTES[0], smollm2, list(JUDGED), tmp / "lm_eval",
-                                       limit=LIMIT, batch_size=BATCH_SIZE,
-                                       max_gen_toks=MAX_TOKENS),
-            env=judge_env, cwd=tmp, capture_output=True, text=True, timeout=1800)
-        grader = f"openai-api/{real_model.INSPECT_SERVICE}/{real_model.SERVED_NAME}"
-        inspect = [subprocess.run(
-            real_model.inspect_command(ROUTES[1], smollm2, tasks, tmp / f"inspect{index}",
-                                       limit=LIMIT, batch_size=BATCH_SIZE,
-                                       max_tokens=MAX_TOKENS, task_options=options,
-                                       grader=grader),
-            env=judge_env, cwd=tmp, capture_output=True, text=True, timeout=1800)
-            for index, (tasks, options) in enumerate(real_model.inspect_groups(specs))]
-    return {"tmp": tmp, "lm_eval": lm_eval, "inspect": inspect}
-
-
 def test_the_served_model_as_judge_follows_the_trust_rules_in_lm_eval(judged_runs):
     """A judgement that fails (the 135M judge seldom writes the verdict format) is never
     scored: past judge_max_failed (0) the judged metrics and the headline are withheld with
     their reason, the results and samples are still written, and the command exits 1;
     with no failure the judged metrics are numbers and it exits 0."""
     run = judged_runs["lm_eval"]
-    [path] = (judged_runs["tmp"] / "lm_eval").rglob("results_*.json")
+    [path] = (judged_runs["tmp"] / "judged_lm_eval").rglob("results_*.json")
     results = json.loads(path.read_text())
-    assert list((judged_runs["tmp"] / "lm_eval").rglob("samples_abg_coqa_clarification_*.jsonl"))
+    assert list((judged_runs["tmp"] / "judged_lm_eval").rglob(
+        "samples_abg_coqa_clarification_*.jsonl"))
     withheld = []
     for task, judged_metric in JUDGED_METRIC.items():
         values = results["results"][task]
@@ -195,19 +214,22 @@ def test_the_served_model_as_judge_follows_the_trust_rules_in_lm_eval(judged_run
 
 
 def test_the_served_model_as_grader_follows_the_trust_rules_in_inspect(judged_runs):
-    for index, run in enumerate(judged_runs["inspect"]):
-        assert run.returncode == 0, run.stderr[-3000:]  # Inspect's CLI: 0 whatever the status
-        for path in (judged_runs["tmp"] / f"inspect{index}").glob("*.json"):
-            log = json.loads(path.read_text())
-            if log["status"] == "error":  # the judge failed outright: the log says why
-                assert log["error"]["message"], path
-                continue
-            [scores] = log["results"]["scores"]
-            metrics = {name: entry["value"] for name, entry in scores["metrics"].items()}
-            reasons = scores["metadata"].get("null_reasons") or {}
-            judged_metric = JUDGED_METRIC[log["eval"]["task"].split("/")[-1]]
-            if metrics["judge_failed"] > 0:
-                assert math.isnan(metrics[judged_metric]), (path, metrics)
-                assert judged_metric in reasons, (path, reasons)
-            else:
-                assert math.isfinite(metrics[judged_metric]), (path, metrics)
+    """The same in Inspect: NaN with the reason in the log, or an `error` status saying why."""
+    run = judged_runs["inspect"]
+    assert run.returncode == 0, run.stderr[-3000:]  # Inspect's CLI: 0 whatever the status
+    logs = list((judged_runs["tmp"] / "judged_inspect").glob("*.json"))
+    assert len(logs) == len(JUDGED)
+    for path in logs:
+        log = json.loads(path.read_text())
+        if log["status"] == "error":  # the judge failed outright: the log says why
+            assert log["error"]["message"], path
+            continue
+        [scores] = log["results"]["scores"]
+        metrics = {name: entry["value"] for name, entry in scores["metrics"].items()}
+        reasons = scores["metadata"].get("null_reasons") or {}
+        judged_metric = JUDGED_METRIC[log["eval"]["task"].split("/")[-1]]
+        if metrics["judge_failed"] > 0:
+            assert math.isnan(metrics[judged_metric]), (path, metrics)
+            assert judged_metric in reasons, (path, reasons)
+        else:
+            assert math.isfinite(metrics[judged_metric]), (path, metrics)

@@ -124,15 +124,23 @@ ROUTES = (Route("lm_eval_hf", "lm_eval", False), Route("inspect_hf", "inspect", 
           Route("lm_eval_served", "lm_eval", True), Route("inspect_served", "inspect", True))
 
 
+def eos_token(folder: Path) -> str:
+    """The model's end-of-turn token, from its tokenizer configuration."""
+    return json.loads((Path(folder) / "tokenizer_config.json").read_text())["eos_token"]
+
+
 def lm_eval_command(route: Route, folder: Path, tasks: Sequence[str], output_path: Path, *,
                     limit: int | None, batch_size: int, max_gen_toks: int | None = None,
                     metadata: Mapping | None = None, base_url: str | None = None,
                     concurrency: int = 1, chat_template: bool = True) -> list[str]:
     """An lm-eval command of ``route`` (``hf`` or the served model) writing its samples."""
     if route.served:
+        # the model's end token as the stop sequence: without a tokenizer lm-eval cannot tell
+        # it and sends none (null), which `transformers serve` answers with HTTP 500
         model = ["--model", "local-chat-completions", "--model_args",
                  f"model={SERVED_NAME},base_url={base_url}/chat/completions,"
-                 f"tokenizer_backend=None,num_concurrent={concurrency},max_retries=3"]
+                 f"tokenizer_backend=None,num_concurrent={concurrency},max_retries=3,"
+                 f"eos_string={eos_token(folder)}"]
     else:
         model = ["--model", "hf", "--model_args", f"pretrained={folder},dtype=float32",
                  "--device", "cpu", "--batch_size", str(batch_size)]
