@@ -78,9 +78,10 @@ CHEAP = ("ambignq", "abg_coqa_detection", "abg_coqa_clarification", "abg_coqa_cl
 ABG = CHEAP[1:4]
 COSTLY = ("hotpot_flm_test", "hotpot_flm", "conditionalqa", "condambigqa_closed_book_conditions",
           "condambigqa", "condambigqa_gold_conditions", "condambigqa_no_conditions")
-SESSION_PREFIX = {"hotpot_flm_test": 20, "hotpot_flm": 20, "conditionalqa": 20,
-                  "condambigqa_closed_book_conditions": 20, "condambigqa": 8,
-                  "condambigqa_gold_conditions": 4, "condambigqa_no_conditions": 4}
+SESSION_PREFIX = {"condambigqa_closed_book": 20, "hotpot_flm_test": 5, "hotpot_flm": 5,
+                  "conditionalqa": 5, "condambigqa_closed_book_conditions": 5,
+                  "condambigqa": 2, "condambigqa_gold_conditions": 2,
+                  "condambigqa_no_conditions": 2}
 PLANS: dict[str, list[PlannedRun]] = {
     "full": [
         *(PlannedRun("chat", "lm_eval_hf", task, 100, batch_size=32) for task in CHEAP),
@@ -93,13 +94,15 @@ PLANS: dict[str, list[PlannedRun]] = {
         PlannedRun("judged", "lm_eval_hf", "condambigqa_closed_book", 100, batch_size=8),
     ],
     "session": [
-        *(PlannedRun("chat", "lm_eval_hf", task, 100, batch_size=32) for task in CHEAP),
-        *(PlannedRun("plain", "lm_eval_hf", task, 100, batch_size=32) for task in ABG),
-        PlannedRun("chat", "inspect_hf", "abg_coqa_detection", 30, batch_size=8),
-        PlannedRun("chat", "lm_eval_served", "abg_coqa_detection", 20, batch_size=1),
-        PlannedRun("judged", "lm_eval_hf", "abg_coqa_clarification", 20, batch_size=8),
-        PlannedRun("judged", "lm_eval_hf", "condambigqa_closed_book", 10, batch_size=8),
-        *(PlannedRun("chat", "lm_eval_hf", task, limit) for task, limit in SESSION_PREFIX.items()),
+        PlannedRun("chat", "lm_eval_hf", "ambignq", 100, batch_size=32),
+        *(PlannedRun("chat", "lm_eval_hf", task, 60, batch_size=30) for task in ABG),
+        PlannedRun("plain", "lm_eval_hf", "abg_coqa_detection", 60, batch_size=30),
+        PlannedRun("chat", "inspect_hf", "abg_coqa_detection", 10, batch_size=5),
+        PlannedRun("chat", "lm_eval_served", "abg_coqa_detection", 5, batch_size=1),
+        PlannedRun("judged", "lm_eval_hf", "abg_coqa_clarification", 5, batch_size=5),
+        PlannedRun("judged", "lm_eval_hf", "condambigqa_closed_book", 3, batch_size=3),
+        *(PlannedRun("chat", "lm_eval_hf", task, limit, batch_size=limit)
+          for task, limit in SESSION_PREFIX.items()),
     ],
     "quick": [
         PlannedRun("chat", "lm_eval_hf", "abg_coqa_detection", 8),
@@ -149,6 +152,14 @@ def stand_in_documents(questions: Sequence[Mapping]) -> list[dict]:
 
 
 # ---------------------------------------------------------------- running
+def split_options(data: Path) -> dict[str, dict[str, str]]:
+    """Abg-CoQA runs on its test split unless the data folder holds only the val file."""
+    if not (data / "abg_coqa" / "coqa_abg_test.json").exists() and \
+            (data / "abg_coqa" / "coqa_abg_val.json").exists():
+        return {"abg_coqa": {"split": "val"}}
+    return {}
+
+
 def run_one(plan: PlannedRun, folder: Path, runs: Path, env: dict[str, str],
             served: ServedModel | None) -> Path:
     """The run's folder, running it first unless a finished one is there."""
@@ -160,16 +171,18 @@ def run_one(plan: PlannedRun, folder: Path, runs: Path, env: dict[str, str],
     out.mkdir(parents=True)
     route = ROUTE[plan.route]
     spec = next(spec for spec in real_model.greedy_tasks() if spec.task == plan.task)
+    scoped = split_options(Path(env["CONDAMBIG_DATA_DIR"])).get(spec.benchmark, {})
     if route.framework == "lm_eval":
         command = real_model.lm_eval_command(
             route, folder, [plan.task], out / "lm_eval", limit=plan.limit,
             batch_size=plan.batch_size, base_url=served.base_url if served else None,
-            chat_template=plan.config == "chat")
+            chat_template=plan.config != "plain",
+            metadata={spec.benchmark: scoped} if scoped else None)
     else:
         command = real_model.inspect_command(
             route, folder, [spec.inspect_task], out / "inspect", limit=plan.limit,
             batch_size=plan.batch_size,
-            task_options={**dict(spec.inspect_options), "judge": "false"})
+            task_options={**dict(spec.inspect_options), **scoped, "judge": "false"})
     print(f"[report] {plan.name}: {' '.join(command)}", file=sys.stderr, flush=True)
     started = time.monotonic()
     result = subprocess.run(command, env=env, cwd=out, capture_output=True, text=True)
@@ -368,6 +381,9 @@ def render(measured: Sequence[Measured], extras: Mapping[str, str], stand_in: bo
         lines += ["Prefixes shorter than 100 items (what one session on 2 shared CPU cores "
                   "could run; `--plan full` runs 100 of every task): "
                   + ", ".join(f"`{m.plan.task}` {m.plan.limit}" for m in short) + ".", ""]
+    if any(m.options.get("split") == "val" for m in measured if m.benchmark == "abg_coqa"):
+        lines += ["**Abg-CoQA** ran on its val split (the data folder holds `coqa_abg_val.json` "
+                  "only); the paper's numbers are on the test split.", ""]
     if stand_in:
         lines += ["**ConditionalQA** ran on a stand-in `documents.json` built from the dev "
                   "questions' own evidence and condition elements (the upstream documents file "

@@ -165,7 +165,7 @@ def test_every_task_finishes_and_from_log_reproduces_it(runs, route, smollm2, tm
         assert set(result["metrics"]) <= set(reported), (route, task)
         for name, value in result["metrics"].items():
             assert _same(reported[name], value), (route, task, name, reported[name], value)
-        names = {spec.name for spec in registry.get(run.benchmark).metrics}
+        names = {spec.name for spec in registry.get(run.benchmark).metric_specs}
         if "parse_rate" in names:  # every output parsed or a counted failure
             assert all(sample["values"]["parse_rate"] in (0.0, 1.0) for sample in samples), \
                 (route, task)
@@ -216,7 +216,16 @@ def test_the_served_model_as_judge_follows_the_trust_rules_in_lm_eval(judged_run
 def test_the_served_model_as_grader_follows_the_trust_rules_in_inspect(judged_runs):
     """The same in Inspect: NaN with the reason in the log, or an `error` status saying why."""
     run = judged_runs["inspect"]
-    assert run.returncode == 0, run.stderr[-3000:]  # Inspect's CLI: 0 whatever the status
+    if run.returncode != 0:
+        # the grader check before generation gives the judge 20 s to answer one request; a
+        # 135M model on a loaded CPU writing its whole reply may not: one line, nothing
+        # generated (docs/faults.md)
+        said = [line for line in run.stderr.splitlines() if line.startswith("condambig:")]
+        assert run.returncode == 1 and len(said) == 1, run.stderr[-3000:]
+        assert "grader=openai-api/" in said[0] and "before any generation" in said[0]
+        assert not any(json.loads(path.read_text()).get("samples")
+                       for path in (judged_runs["tmp"] / "judged_inspect").glob("*.json"))
+        return
     logs = list((judged_runs["tmp"] / "judged_inspect").glob("*.json"))
     assert len(logs) == len(JUDGED)
     for path in logs:
