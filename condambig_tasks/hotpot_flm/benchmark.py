@@ -8,7 +8,9 @@ downstream model answers the original question on the incomplete context, on the
 plus the returned fact and on the complete context. Scores are HotpotQA's answer F1 / EM
 per context (and the authors' raw-string EM), and the corpus recovery, MFRR and improved
 rate (§4.2). The defaults reproduce the authors' code: float32 agents, downstream answers
-cut as their ``T5_PM`` cuts them, candidates scored in their order (ties to the masked fact).
+cut as their ``T5_PM`` cuts them, candidates scored in their order (ties to the masked fact);
+one departure: a downstream answer is its first line, stripped (the same string as theirs
+under flan-t5's tokenizer; the task README gives the counts for a byte-level one).
 """
 
 from __future__ import annotations
