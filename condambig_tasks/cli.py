@@ -200,7 +200,8 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
                                             resamples=args.bootstrap_resamples, seed=args.seed)
         result["stderr"], result["ci95"] = uncertainty.estimates_json(estimates, metrics)
         result["uncertainty"] = uncertainty.describe(benchmark, samples,
-                                                     args.bootstrap_resamples, args.seed)
+                                                     args.bootstrap_resamples, args.seed,
+                                                     estimates)
     if engine is not None:
         stats = engine.stats
         result["judge"] = {"model": engine.model_name,

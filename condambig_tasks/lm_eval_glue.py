@@ -328,7 +328,8 @@ def standard_errors(benchmark_name: str, raw_metrics: Mapping[tuple[str, str], l
         provenance = getattr(getattr(task, "config", None), "metadata", None) or {}
         if isinstance(provenance.get("provenance"), dict):  # how they were made, as the CLI says
             provenance["provenance"]["uncertainty"] = describe(
-                registry.get(benchmark_name), scored.samples, resamples, DEFAULT_SEED)
+                registry.get(benchmark_name), scored.samples, resamples, DEFAULT_SEED,
+                scored.estimates(resamples))
         for (metric, key) in raw_metrics:
             if key == filter_key and stderr.get(metric) is not None:
                 found[f"{metric}_stderr,{key}"] = float(stderr[metric])

@@ -23,10 +23,14 @@ other metric's (SUM, CORPUS: BLEU, P/R/F1, recoveries, ratios) is the standard d
 ``resamples`` seeded bootstrap resamples of the units (Efron & Tibshirani, 1993).
 
 Intervals. ``ci95`` is the 2.5 / 97.5 percentile interval of the same resamples for every
-metric, means included (it stays inside a rate's [0, 1], unlike mean ± 1.96·se). Resamples
-on which a metric is undefined (e.g. a recovery whose denominator is 0) are left out of its
-estimate; fewer than two units or two defined resamples give None. ``suite_score`` is the
-headline divided by its scale, and so is its estimate.
+metric, means included (it stays inside a rate's [0, 1], unlike mean ± 1.96·se). ``suite_score``
+is the headline divided by its scale, and so is its estimate.
+
+Undefined resamples. A resample on which a metric is undefined (NaN: e.g. a HotpotQA-FLM
+recovery whose gap R̄(x_c) − R̄(x_i) ties at 0) is left out of that metric's standard error,
+interval and p-value, never turned into a number; :attr:`Estimate.undefined` and
+:attr:`Comparison.undefined_resamples` count them, and :func:`describe` records the rule and
+the counts in a result's provenance. Fewer than two units or two defined resamples give None.
 """
 
 from __future__ import annotations
@@ -87,6 +91,7 @@ class Estimate:
     stderr: float | None
     ci95_low: float | None
     ci95_high: float | None
+    undefined: int = 0  # resamples on which the metric was undefined (left out)
 
     @property
     def ci95(self) -> list[float] | None:
@@ -96,7 +101,8 @@ class Estimate:
 
     def scaled(self, factor: float) -> Estimate:
         return Estimate(*(None if value is None else value * factor
-                          for value in (self.stderr, self.ci95_low, self.ci95_high)))
+                          for value in (self.stderr, self.ci95_low, self.ci95_high)),
+                        undefined=self.undefined)
 
 
 NO_ESTIMATE = Estimate(None, None, None)
@@ -136,13 +142,15 @@ class Comparison:
     units_a: int
     units_b: int
     resamples: int
+    undefined_resamples: int = 0  # resamples where Δ is undefined on either side (left out)
 
     def to_json(self) -> dict[str, Any]:
         return {"metric": self.metric, "delta": self.delta,
                 "ci95": None if self.ci95_low is None else [self.ci95_low, self.ci95_high],
                 "p_value": self.p_value, "paired": self.paired,
                 "shared_units": self.shared_units, "units_a": self.units_a,
-                "units_b": self.units_b, "resamples": self.resamples}
+                "units_b": self.units_b, "resamples": self.resamples,
+                "undefined_resamples": self.undefined_resamples}
 
 
 # ---------------------------------------------------------------------- entry points
@@ -172,7 +180,7 @@ def uncertainty(
         interval = _bootstrap_estimate(values[name])
         if specs[name].aggregation == MEAN:
             interval = Estimate(_mean_stderr(samples, name, units), interval.ci95_low,
-                                interval.ci95_high)
+                                interval.ci95_high, interval.undefined)
         estimates[name] = interval
     if SUITE_SCORE in summary:
         headline = names[0]
@@ -194,12 +202,24 @@ def estimates_json(
     return stderr, ci95
 
 
+UNDEFINED_RULE = ("a resample on which a metric is undefined is left out of that metric's "
+                  "stderr, ci95 and p-value; undefined_resamples counts them per metric")
+
+
 def describe(benchmark: Benchmark, samples: Sequence[ScoredSample], resamples: int,
-             seed: int) -> dict[str, Any]:
-    """How the estimates were made, for a result's provenance."""
-    return {"unit": benchmark.resampling_unit, "units": len(Units.of(benchmark, samples)),
-            "resamples": resamples, "seed": seed, "interval": "percentile bootstrap",
-            "mean_stderr": "cluster-robust standard error of the mean (ddof 1)"}
+             seed: int, estimates: Mapping[str, Estimate] | None = None) -> dict[str, Any]:
+    """How the estimates were made, for a result's provenance: with ``estimates``, how many
+    resamples each metric was undefined on (only metrics with any)."""
+    described = {"unit": benchmark.resampling_unit,
+                 "units": len(Units.of(benchmark, samples)), "resamples": resamples,
+                 "seed": seed, "interval": "percentile bootstrap",
+                 "mean_stderr": "cluster-robust standard error of the mean (ddof 1)",
+                 "undefined": UNDEFINED_RULE}
+    if estimates is not None:
+        described["undefined_resamples"] = {name: estimate.undefined
+                                            for name, estimate in estimates.items()
+                                            if estimate.undefined}
+    return described
 
 
 def compare(
@@ -475,10 +495,11 @@ def _bootstrap_estimate(values: np.ndarray) -> Estimate:
     import numpy as np
 
     defined = values[np.isfinite(values)]
+    undefined = len(values) - len(defined)
     if len(defined) < 2:
-        return NO_ESTIMATE
+        return Estimate(None, None, None, undefined)
     low, high = np.percentile(defined, [2.5, 97.5])
-    return Estimate(float(np.std(defined, ddof=1)), float(low), float(high))
+    return Estimate(float(np.std(defined, ddof=1)), float(low), float(high), undefined)
 
 
 def _mean_stderr(samples: Sequence[ScoredSample], name: str, units: Units) -> float | None:
@@ -517,14 +538,15 @@ def _comparison(metric: str, delta: float | None, differences: np.ndarray, paire
     import numpy as np
 
     defined = differences[np.isfinite(differences)]
+    undefined = len(differences) - len(defined) if delta is not None else 0
     if delta is None or len(defined) < 2:
         return Comparison(metric, delta, None, None, None, paired, shared, units_a, units_b,
-                          resamples)
+                          resamples, undefined)
     low, high = np.percentile(defined, [2.5, 97.5])
     tail = min(int(np.sum(defined <= 0)), int(np.sum(defined >= 0))) + 1
     p_value = min(1.0, 2 * tail / (len(defined) + 1))
     return Comparison(metric, delta, float(low), float(high), p_value, paired, shared,
-                      units_a, units_b, resamples)
+                      units_a, units_b, resamples, undefined)
 
 
 __all__ = ["DEFAULT_RESAMPLES", "DEFAULT_SEED", "NO_ESTIMATE", "Comparison",

@@ -2,7 +2,8 @@
 
 Citation score (eq. 1), greedy matching of generated pairs to gold properties, and the
 authors' "balanced" scores: the three balanced parts and their mean, the combined score,
-with its over/under-generation penalties, and the closed-book balanced answer score.
+with its over/under-generation penalties, the balanced answer and citation of the settings
+without generated conditions (Fig. 4), and the closed-book balanced answer score.
 """
 
 from __future__ import annotations
@@ -128,6 +129,21 @@ def balanced_parts(inputs: CombinedInputs) -> BalancedParts:
 def combined_score(inputs: CombinedInputs) -> float:
     """mean(clip(c·F), clip(a·F), clip(q_cit·F)): the mean of :func:`balanced_parts`."""
     return balanced_parts(inputs).combined
+
+
+def figure_balanced_parts(answer: float, citation: float, citations_per_pair: float,
+                          expected_count: int, generated_count: int) -> BalancedParts:
+    """The authors' figure rule for the settings without generated conditions (Fig. 4;
+    ``calculate_balanced_scores`` in their ``visualization/comp_experiment_stats_viz.py``):
+    :func:`balanced_parts` with a condition score of 0, so quality = 0.5·a/2 + 0.5·q_cit.
+
+    ``expected_count`` is the count the penalty compares ``generated_count`` with: the gold
+    count without conditions; with gold conditions the figure code takes it from the output's
+    own pairs, so there the two are equal and the count penalty is 1.
+    """
+    return balanced_parts(CombinedInputs(
+        condition=0.0, answer=answer, citation=citation, gold_count=expected_count,
+        generated_count=generated_count, mean_citations_per_pair=citations_per_pair))
 
 
 def closed_book_balanced_answer(answer_scores: Sequence[float], gold_count: int) -> float:

@@ -7,7 +7,10 @@ normalise to the same string. Beside that normalised EM, ``em_raw`` is the exact
 authors' code (github.com/mtoles/qq) reported in Toles et al.'s tables: the decoded answer
 and the gold answer compared as raw strings (``"Yes"`` vs ``"yes"`` is a miss). Corpus
 numbers follow Toles et al. (§4.2): recovery is computed from the dataset means, not
-averaged per example.
+averaged per example. The means are exact sums (``math.fsum``) divided by the count, and a
+recovery is undefined when its gap R̄(x_c) − R̄(x_i) is within :data:`TIE_TOLERANCE` of 0:
+two means that are equal in exact arithmetic can differ by one rounding step as floats, and
+dividing by that step would report a recovery of ~1e17 percent.
 """
 
 from __future__ import annotations
@@ -18,6 +21,10 @@ from collections.abc import Mapping, Sequence
 from condambig_metrics.text import exact_match, f1_from_tokens, normalize_answer
 
 SPECIAL_ANSWERS = frozenset({"yes", "no", "noanswer"})
+
+# |R̄(x_c) − R̄(x_i)| at or below this (means on 0–1) is a tie: the recovery is undefined.
+# Far above float rounding of a mean (~1e-16), far below any gap a real run shows (1/n).
+TIE_TOLERANCE = 1e-9
 
 # The three contexts the downstream model answers on (paper: x^i, x^r, x^c).
 CONTEXTS = ("incomplete", "response", "complete")
@@ -50,15 +57,17 @@ def answer_em_raw(prediction: str, reference: str) -> float:
 
 
 def recovery(incomplete: float, response: float, complete: float) -> float:
-    """ρ = 100·(R̄(x_r) − R̄(x_i)) / (R̄(x_c) − R̄(x_i)); NaN when x_c and x_i tie (undefined)."""
+    """ρ = 100·(R̄(x_r) − R̄(x_i)) / (R̄(x_c) − R̄(x_i)); NaN when x_c and x_i tie, i.e. the
+    gap is within :data:`TIE_TOLERANCE` of 0 (undefined, not a huge number)."""
     gap = complete - incomplete
-    if gap == 0 or math.isnan(gap):
+    if math.isnan(gap) or abs(gap) <= TIE_TOLERANCE:
         return math.nan
     return 100.0 * (response - incomplete) / gap
 
 
 def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values) if values else math.nan
+    """The exactly rounded sum over the count: the same rows in any order give one mean."""
+    return math.fsum(values) / len(values) if values else math.nan
 
 
 def summarise(rows: Sequence[Mapping[str, float]]) -> dict[str, float]:

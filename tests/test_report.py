@@ -299,6 +299,7 @@ def test_paired_comparison_and_stderr_of_real_runs(real_runs, tmp_path):
     on 4 (unpaired with both); every Δ, interval and p-value is compare()'s and every ± is
     uncertainty()'s on the runs' own per-sample scores."""
     from condambig_tasks.report.scales import format_value
+    from condambig_tasks.report.tables import p_value_text
     from condambig_tasks.uncertainty import compare, uncertainty
 
     benchmark = registry.get("ambignq")
@@ -332,7 +333,7 @@ def test_paired_comparison_and_stderr_of_real_runs(real_runs, tmp_path):
         fmt = lambda v: format_value(v, "ambignq", headline, signed=True)  # noqa: E731
         assert row["Δ (B − A)"] == fmt(want.delta)
         assert row["95 % interval"] == f"[{fmt(want.ci95_low)}, {fmt(want.ci95_high)}]"
-        assert row["p-value"] == f"{want.p_value:.3f}"
+        assert row["p-value"] == p_value_text(want)
     # every ± is uncertainty() on the same samples: the run's own (lm-eval's results and the
     # Inspect log carry it, computed with the defaults: unmarked), else computed here
     # (marked †) with the report's resamples and seed

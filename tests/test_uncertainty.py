@@ -365,6 +365,10 @@ def test_condambig_score_reports_stderr_and_ci95_of_every_metric(tmp_path, capsy
     assert set(result["stderr"]) == set(result["ci95"]) == set(result["metrics"])
     assert result["uncertainty"]["resamples"] == 1000 and result["uncertainty"]["seed"] == 3
     assert result["uncertainty"]["unit"] == "conversation"
+    # answer_f1 (turns without a gold clarification) is undefined on a resample without any
+    undefined = result["uncertainty"]["undefined_resamples"]
+    assert set(undefined) <= {"answer_f1"} and all(0 < n < 1000 for n in undefined.values())
+    assert "left out" in result["uncertainty"]["undefined"]
     for name, value in result["metrics"].items():
         interval = result["ci95"][name]
         if value is None or result["stderr"][name] is None:

@@ -4,7 +4,8 @@ Li et al., *CondAmbigQA*: for an ambiguous question and 20 retrieved fragments t
 returns condition-answer-citation triples. Generated pairs are matched to the gold
 properties (with a judge: the paper's weighted matching; without: citations, then answer
 token F1); conditions and answers are judged G-Eval style, citations scored by eq. 1, and
-the main setting also reports the authors' balanced parts and combined score (Table 2).
+the main setting also reports the authors' balanced parts and combined score (Table 2), the
+other settings their balanced answer (and citation) scores (Fig. 4, Table 3).
 """
 
 from __future__ import annotations
@@ -62,8 +63,9 @@ MAX_GENERATION_TOKENS: Mapping[Setting, int] = {
 # MAX_JUDGED_PAIRS_PER_CONDITION * max_conditions generated pairs are judged (10 by default),
 # the rest stay unmatched (counted in pairs_not_judged and in the count penalty).
 MAX_JUDGED_PAIRS_PER_CONDITION = 2
-_CITATION_METRICS = ("citation_score", "out_of_range_citations", "duplicate_citations")
-_MAIN_ONLY_METRICS = ("combined_score", "balanced_condition", "balanced_citation")
+_CITATION_METRICS = ("citation_score", "balanced_citation", "out_of_range_citations",
+                     "duplicate_citations")
+_MAIN_ONLY_METRICS = ("combined_score", "balanced_condition")
 
 
 @dataclass(frozen=True)
@@ -128,7 +130,7 @@ class CondAmbigQA(Benchmark[CondAmbigQAOptions, CondAmbigQuestion]):
             "llm-judge")
     category = "Reasoning"
     assets = ASSETS
-    version = "3-B"
+    version = "4-A"
     data_folders = ("condambigqa",)
     variants = (
         Variant("condambigqa", "the main setting: conditions, answers and citations from 20 "
@@ -152,21 +154,25 @@ class CondAmbigQA(Benchmark[CondAmbigQAOptions, CondAmbigQuestion]):
     options_type = CondAmbigQAOptions
     uses_judge = True
     paper_judge = PAPER_JUDGE
-    # Table 2 ranks on Combined, Table 3's closed-book column is balanced_answer; without a
-    # judge only the citation score is judge-free, and the other settings head with the
-    # judged answer score
-    headline_metrics = ("combined_score", "balanced_answer", "answer_score", "citation_score")
+    # Table 2 ranks on Combined; Fig. 4's answer scores (gold conditions, no conditions) and
+    # Table 3's closed-book column are balanced_answer; without a judge only the citation
+    # score is judge-free
+    headline_metrics = ("combined_score", "balanced_answer", "citation_score")
     metric_specs = (
         MetricSpec("combined_score", "the authors' balanced score of condition, answer, "
                    "citation and pair count (main setting; Table 2 Combined)", judge=True, plot=True),
         MetricSpec("balanced_condition", "balanced part clip(condition*F) of the combined "
                    "score (main setting; Table 2 Condition Score)", judge=True, plot=True),
         MetricSpec("balanced_answer", "main setting: balanced part clip(answer*F) of the "
-                   "combined score (Table 2 Answer Score); closed-book settings: the authors' "
-                   "clip(a*(0.6a + 0.4*quantity)), a the mean over every generated answer "
-                   "(unmatched = 0) (Table 3 Closed-book)", judge=True, plot=True),
+                   "combined score (Table 2 Answer Score); gold_conditions / no_conditions: "
+                   "the authors' figure value clip(a*F) with condition 0 (Fig. 4 Answer "
+                   "Score); closed-book settings: the authors' clip(a*(0.6a + "
+                   "0.4*quantity)), a the mean over every generated answer (unmatched = 0) "
+                   "(Table 3 Closed-book)", judge=True, plot=True),
         MetricSpec("balanced_citation", "balanced part clip(citation*boost*F) of the "
-                   "combined score (main setting; Table 2 Citation Score)", judge=True, plot=True),
+                   "combined score (main setting; Table 2 Citation Score); gold_conditions / "
+                   "no_conditions: the authors' figure value (Fig. 4 Citation Score)",
+                   judge=True, plot=True),
         MetricSpec("condition_score", "judged condition correctness of the matched pairs "
                    "(settings that generate conditions)", judge=True),
         MetricSpec("answer_score", "judged answer correctness of the matched pairs", judge=True),
@@ -246,16 +252,15 @@ class CondAmbigQA(Benchmark[CondAmbigQAOptions, CondAmbigQuestion]):
         return [scored_sample(score, judged=True) for score in scores]
 
     def active_metrics(self, options: CondAmbigQAOptions, judged: bool) -> list[MetricSpec]:
-        """Citations only where fragments are shown, condition_score only where conditions
-        are generated, combined_score and its balanced parts only in the main setting,
-        balanced_answer in the main and the closed-book settings."""
+        """Citations (balanced_citation too) only where fragments are shown, condition_score
+        only where conditions are generated, combined_score and balanced_condition only in
+        the main setting; balanced_answer in every setting."""
         setting = options.setting
         return [
             spec for spec in super().active_metrics(options, judged)
             if (spec.name not in _CITATION_METRICS or setting.cites)
             and (spec.name != "condition_score" or setting.generates_conditions)
             and (spec.name not in _MAIN_ONLY_METRICS or setting is Setting.MAIN)
-            and (spec.name != "balanced_answer" or setting.has_balanced_answer)
         ]
 
     def corpus_values(self, samples: Sequence[ScoredSample], options: CondAmbigQAOptions,

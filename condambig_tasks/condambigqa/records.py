@@ -27,12 +27,6 @@ class Setting(str, Enum):
     def cites(self) -> bool:
         return self.sees_fragments
 
-    @property
-    def has_balanced_answer(self) -> bool:
-        """The authors' balanced answer score exists: a part of Combined in the main setting
-        (Table 2), the closed-book value in the closed-book settings (Table 3)."""
-        return self is Setting.MAIN or not self.sees_fragments
-
 
 @dataclass(frozen=True)
 class Fragment:

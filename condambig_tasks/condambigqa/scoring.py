@@ -4,7 +4,8 @@ Pure helpers; ``CondAmbigQA.score_batch`` makes the judge calls. With a judge, m
 maximises the per-setting weighted sum of condition, answer and citation scores (Li et al.,
 CondAmbigQA); without one, it matches on citation score, then answer token F1, and the judge
 metrics are absent. The closed-book settings score each question by the authors'
-closed-book rule (Table 3): every generated answer counts, unmatched ones as 0.
+closed-book rule (Table 3): every generated answer counts, unmatched ones as 0; the settings
+with fragments but without generated conditions by the authors' figure rule (Fig. 4).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from condambig_metrics.condambigqa import (
     balanced_parts,
     citation_score,
     closed_book_balanced_answer,
+    figure_balanced_parts,
     greedy_match,
 )
 from condambig_metrics.judge import (
@@ -90,8 +92,10 @@ class QuestionScore:
     duplicate_citations: int
     parse_error: str | None = None
     judge_errors: tuple[str, ...] = field(default_factory=tuple)
-    # the balanced parts of ``combined`` (main setting, judged): Table 2's columns; in the
-    # closed-book settings balanced_answer is the authors' closed-book value (Table 3)
+    # the balanced parts of ``combined`` (main setting, judged): Table 2's columns; with
+    # gold conditions and without conditions balanced_answer / balanced_citation are the
+    # authors' figure values (Fig. 4); in the closed-book settings balanced_answer is the
+    # authors' closed-book value (Table 3)
     balanced_condition: float | None = None
     balanced_answer: float | None = None
     balanced_citation: float | None = None
@@ -175,14 +179,14 @@ def score_question(
     zero_if_judged = 0.0 if judged else None
     if not pairs or not gold:  # no usable pair: 0 everywhere (not skipped, see README)
         zero_if_main = zero_if_judged if setting is Setting.MAIN else None
-        balanced = zero_if_judged if setting.has_balanced_answer else None
+        zero_if_cited = zero_if_judged if setting.cites else None
         return QuestionScore(
             **common,
             citation=0.0 if setting.cites else None,
             condition=zero_if_judged if setting.generates_conditions else None,
             answer=zero_if_judged,
             combined=zero_if_main, balanced_condition=zero_if_main,
-            balanced_answer=balanced, balanced_citation=zero_if_main,
+            balanced_answer=zero_if_judged, balanced_citation=zero_if_cited,
             judge_failed=False, matching=JUDGE_MATCHING if judged else EXACT_MATCHING,
             matches=(),
         )
@@ -214,7 +218,8 @@ def score_question(
         matches = _exact_matches(setting, pairs, gold)
 
     citation = _mean_citation(setting, pairs, gold, matches)
-    condition = answer = parts = closed_book = None
+    condition = answer = parts = None
+    balanced_answer = balanced_citation = None
     if judged:
         answer = mean(judgements[("answer", i, j)].score for i, j in matches)
         if setting.generates_conditions:
@@ -225,13 +230,17 @@ def score_question(
                 gold_count=len(gold), generated_count=len(pairs),
                 mean_citations_per_pair=mean(p.cited_entry_count for p in pairs),
             ))
-        elif setting.has_balanced_answer:
-            closed_book = _closed_book_value(pairs, gold, matches, judgements)
+            balanced_answer, balanced_citation = parts.answer, parts.citation
+        elif setting.cites:
+            figure = _figure_parts(setting, pairs, gold, matches, judgements, answer, citation)
+            balanced_answer, balanced_citation = figure.answer, figure.citation
+        else:
+            balanced_answer = _closed_book_value(pairs, gold, matches, judgements)
     return QuestionScore(**common, citation=citation, condition=condition, answer=answer,
                          combined=parts.combined if parts else None,
                          balanced_condition=parts.condition if parts else None,
-                         balanced_answer=parts.answer if parts else closed_book,
-                         balanced_citation=parts.citation if parts else None,
+                         balanced_answer=balanced_answer,
+                         balanced_citation=balanced_citation,
                          judge_failed=False,
                          matching=JUDGE_MATCHING if judged and use_judge_matching
                          else EXACT_MATCHING,
@@ -245,6 +254,31 @@ def _closed_book_value(pairs, gold, matches, judgements) -> float:
     matched = {i: judgements[("answer", i, j)].score for i, j in matches}
     return closed_book_balanced_answer([matched.get(i, 0.0) for i in range(len(pairs))],
                                        len(gold))
+
+
+def _figure_parts(setting, pairs, gold, matches, judgements, answer, citation):
+    """The authors' figure values (Fig. 4, ``comp_experiment_stats_viz.py``) of a setting
+    with fragments and no generated conditions, from the inputs their figure code reads.
+
+    Gold conditions (their ground-truth outputs): a and t are means over every generated
+    pair, an unmatched one scoring 0 in both; k is the mean citation-list length as written;
+    the expected count is the output's own pair count (no count penalty). Without conditions
+    (their compare outputs): a and t are the matched pairs' means (``answer_score``,
+    ``citation_score``), the count penalty compares with the gold count, and k is 0: the
+    figure code looks for the citation lists under keys these outputs do not have, so no
+    citation boost.
+    """
+    if setting is Setting.GOLD_CONDITIONS:
+        matched = dict(matches)
+        answers = [judgements[("answer", i, matched[i])].score if i in matched else 0.0
+                   for i in range(len(pairs))]
+        cited = [_pair_citation(pairs[i], gold[matched[i]]) if i in matched else 0.0
+                 for i in range(len(pairs))]
+        return figure_balanced_parts(mean(answers), mean(cited),
+                                     mean(p.cited_entry_count for p in pairs),
+                                     expected_count=len(pairs), generated_count=len(pairs))
+    return figure_balanced_parts(answer, citation, 0.0, expected_count=len(gold),
+                                 generated_count=len(pairs))
 
 
 def _judged_pair_count(pairs: Sequence[GeneratedPair], cap: int | None) -> int:

@@ -8,7 +8,9 @@ downstream model answers the original question on the incomplete context, on the
 plus the returned fact and on the complete context. Scores are HotpotQA's answer F1 / EM
 per context (and the authors' raw-string EM), and the corpus recovery, MFRR and improved
 rate (§4.2). The defaults reproduce the authors' code: float32 agents, downstream answers
-cut as their ``T5_PM`` cuts them, candidates scored in their order (ties to the masked fact).
+cut as their ``T5_PM`` cuts them, candidates scored in their order (ties to the masked fact);
+one departure: a downstream answer is its first line, stripped (the same string as theirs
+under flan-t5's tokenizer; the task README gives the counts for a byte-level one).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from condambig_metrics.hotpot_flm import ANSWER_METRICS, ROW_KEYS, summarise
+from condambig_metrics.hotpot_flm import ANSWER_METRICS, ROW_KEYS, TIE_TOLERANCE, summarise
 from condambig_tasks import settings
 from condambig_tasks.benchmark import (
     CORPUS,
@@ -182,7 +184,7 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
     tags = ("clarification-questions", "multi-hop", "question-answering", "agents")
     category = "Reasoning"
     assets = (hotpotqa_source.ASSET, annotated.ASSET, AGENT_ASSET)
-    version = "3-B"
+    version = "4-A"
     variants = (
         Variant("hotpot_flm", "the full HotpotQA distractor validation set (7,404 examples, "
                 "§5.1)", {"split": "full"}),
@@ -409,7 +411,8 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
     def null_reasons(self, samples: Sequence[ScoredSample], options: FlmOptions, judged: bool,
                      summary: Mapping[str, float | None]) -> dict[str, str]:
         """Why a metric is None: nothing scored, or a recovery whose denominator
-        R̄(x_c) − R̄(x_i) is 0 (the complete and incomplete answers score the same)."""
+        R̄(x_c) − R̄(x_i) is 0 within :data:`TIE_TOLERANCE` (the complete and incomplete
+        answers score the same)."""
         reasons = super().null_reasons(samples, options, judged, summary)
         rows = [s.values for s in samples
                 if all(s.values.get(key) is not None for key in ROW_KEYS)]
@@ -425,7 +428,7 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
             reasons[name] = (
                 f"undefined: {label} is the same on the complete and incomplete contexts "
                 f"({corpus[f'{metric}_complete']:.4f} on {len(rows)} examples), so the "
-                "recovery's denominator is 0")
+                f"recovery's denominator is 0 (|gap| <= {TIE_TOLERANCE:g})")
         return reasons
 
     def expected_size(self, options: FlmOptions) -> int:
@@ -447,7 +450,8 @@ def _flm_metrics(totals: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
             incomplete, complete = means[f"{metric}_incomplete"], means[f"{metric}_complete"]
             gap = complete - incomplete
             result[f"{metric}_recovery"] = np.where(
-                gap != 0, 100.0 * (means[f"{metric}_response"] - incomplete) / gap, np.nan)
+                np.abs(gap) > TIE_TOLERANCE,
+                100.0 * (means[f"{metric}_response"] - incomplete) / gap, np.nan)
         result["mfrr"] = means["masked_fact_returned"]
         result["improved_rate"] = np.where(rows > 0, totals["improved"] / rows, np.nan)
         for name in ("agent_fallback_rate", "empty_question_rate"):

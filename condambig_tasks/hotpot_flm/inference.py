@@ -215,6 +215,9 @@ class GreedyGenerator:
 
 
 def first_line(text: str) -> str:
+    """The answer as scored: the first line, stripped. The authors keep the decoded text as
+    is; the two agree under flan-t5's SentencePiece tokenizer, while a byte-level one decodes
+    a leading space (" yes") that raw-string EM would count as a miss (task README)."""
     stripped = text.strip()
     return stripped.splitlines()[0].strip() if stripped else ""
 

@@ -13,6 +13,7 @@ would print as the same row are told apart (:func:`~condambig_tasks.report.secti
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from condambig_tasks.report.sections import (
 )
 from condambig_tasks.report.stats import COMPUTED, NORMAL, Settings
 from condambig_tasks.run_logs import CLI, RunResult, RunResults
+from condambig_tasks.uncertainty import Comparison
 
 NOT_SAME = "*"
 COMPUTED_MARK = "†"  # a standard error computed here from the run's per-sample scores
@@ -197,7 +199,7 @@ def paired_table(section: Section, settings: Settings | None) -> list[str]:
         value = functools.partial(format_value, benchmark=section.benchmark, metric=metric)
         interval = ("—" if comparison.ci95_low is None else
                     f"[{value(comparison.ci95_low, signed=True)}, {value(comparison.ci95_high, signed=True)}]")
-        p_value = "—" if comparison.p_value is None else f"{comparison.p_value:.3f}"
+        p_value = p_value_text(comparison)
         items = (f"paired ({comparison.shared_units} "
                  f"{registry.get(section.benchmark).resampling_unit}s)" if comparison.paired
                  else f"unpaired (different item sets: {comparison.units_a}, "
@@ -208,6 +210,18 @@ def paired_table(section: Section, settings: Settings | None) -> list[str]:
     return [f"Paired comparison (bootstrap of the {registry.get(section.benchmark).resampling_unit}s"
             f"{', ' + resamples if resamples else ''}; paired when both runs scored the same "
             "items):", "", *_table(columns, rows)]
+
+
+def p_value_text(comparison: Comparison) -> str:
+    """The p-value as printed. At the bootstrap's floor 2/(R + 1), R the defined resamples
+    (none fell on the other side of 0), only an upper bound is known: "< floor", the floor
+    rounded up to three decimals ("< 0.002" for 1,000), not a number that looks exact."""
+    if comparison.p_value is None:
+        return "—"
+    floor = 2 / (comparison.resamples - comparison.undefined_resamples + 1)
+    if comparison.p_value <= floor * (1 + 1e-9):
+        return f"< {math.ceil(floor * 1000 - 1e-9) / 1000:.3f}"
+    return f"{comparison.p_value:.3f}"
 
 
 def _notes(section: Section, data: PaperData) -> list[str]:
