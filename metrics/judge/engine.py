@@ -262,7 +262,8 @@ class JudgeEngine:
                         return hit
                 try:
                     completion = await self._send(prompt)
-                    judgement = judge_reply(completion, weighting)  # unparseable: retried
+                    # unparseable (an echo of the prompt included): retried
+                    judgement = judge_reply(completion, weighting, prompt)
                 except LogprobsRefusedError:
                     # The backend has switched log-probabilities off: ask again now, as every
                     # request in flight when the refusals came back does.

@@ -12,8 +12,10 @@ A *script* (dict or JSON file) says what to answer::
         {"contains": "Paris", "scores": {"7": 0.6, "8": 0.3, "seven": 0.1},
          "reason": "close"},
         {"contains": "gibberish", "reply": "I cannot grade this."},   # verbatim reply
-        {"contains": "no logprobs", "scores": {"4": 1.0}, "logprobs": false}
-      ],
+        {"contains": "no logprobs", "scores": {"4": 1.0}, "logprobs": false},
+        {"contains": "parrot", "echo": "after"}   # the prompt copied into the reply: "only"
+      ],                                          # (no verdict), "before" / "after" the
+                                                  # verdict
       "default": {"scores": {"5": 1.0}},          # when no rule matches
       "faults": [                                 # applied before answering
         {"kind": "429", "first": 2},              # the first 2 requests get HTTP 429
@@ -95,13 +97,30 @@ class ScoreRule:
     reason: str = "scripted judgement"
     reply: str | None = None
     logprobs: bool = True
+    echo: str | None = None  # "only" | "before" | "after": the prompt copied into the reply
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ScoreRule:
         scores = {str(token): float(p) for token, p in data.get("scores", {"5": 1.0}).items()}
+        if data.get("echo") not in (None, *ECHO_FORMS):
+            raise ValueError(f"echo must be one of {ECHO_FORMS}, got {data.get('echo')!r}")
         return cls(contains=data.get("contains"), scores=scores,
                    reason=str(data.get("reason", "scripted judgement")),
-                   reply=data.get("reply"), logprobs=bool(data.get("logprobs", True)))
+                   reply=data.get("reply"), logprobs=bool(data.get("logprobs", True)),
+                   echo=data.get("echo"))
+
+    def text(self, prompt: str) -> str:
+        """The reply: verbatim, or the verdict JSON, with the prompt copied where ``echo``
+        says (a judge that repeats its instructions)."""
+        verdict = self.reply if self.reply is not None else json.dumps(
+            {"score": self.score(), "reason": self.reason})
+        if self.echo == "only":
+            return prompt
+        if self.echo == "before":
+            return f"{prompt}\n\n{verdict}"
+        if self.echo == "after":
+            return f"{verdict}\n\nYou asked:\n{prompt}"
+        return verdict
 
     def score(self) -> int | None:
         integers = {int(t): p for t, p in self.scores.items() if t.strip().isdigit()}
@@ -109,6 +128,7 @@ class ScoreRule:
 
 
 RETRY_AFTER_FORMS = ("seconds", "date", "ms", "none")
+ECHO_FORMS = ("only", "before", "after")
 
 
 @dataclass(frozen=True)
@@ -303,13 +323,10 @@ def tokenize(text: str) -> list[str]:
 
 
 def completion_body(rule: ScoreRule, model: str, want_logprobs: bool, top_n: int,
-                    number: int) -> dict[str, Any]:
+                    number: int, prompt: str = "") -> dict[str, Any]:
     """The chat-completion JSON for one scripted judgement."""
     score = rule.score()
-    if rule.reply is not None:
-        text = rule.reply
-    else:
-        text = json.dumps({"score": score, "reason": rule.reason})
+    text = rule.text(prompt)
     choice: dict[str, Any] = {
         "index": 0, "message": {"role": "assistant", "content": text},
         "finish_reason": "stop", "logprobs": None,
@@ -453,7 +470,7 @@ class _Handler(BaseHTTPRequestHandler):
                 rule = ScoreRule(reply="I would rather not give a number here.")
             top_n = int(body.get("top_logprobs") or 0)
             payload = completion_body(rule, body.get("model", ""), bool(body.get("logprobs")),
-                                      top_n, state.requests)
+                                      top_n, state.requests, prompt)
             if body.get("stream"):
                 self._stream(payload)
             else:
