@@ -183,3 +183,19 @@ def test_an_unusable_judge_cache_ends_the_run_before_any_generation(subject, jud
     assert len(lines) == 1 and str(folder) in lines[0], result.stderr[-3000:]
     assert "Traceback" not in result.stderr
     assert subject.stats()["requests"] == 0
+
+
+def test_a_judge_key_scoped_to_the_benchmark_in_metadata_is_written_nowhere(
+        subject, judge, tmp_path):
+    """``{"condambigqa": {"judge_api_key": ...}}`` was written to the results'
+    ``configs.condambigqa.metadata.condambigqa.judge_api_key``."""
+    metadata = json.dumps({"condambigqa": {"judge_api_key": SECRET, "max_conditions": 5}})
+    run = _lm_eval(subject, tmp_path / "out", _env(tmp_path, judge.base_url),
+                   "--metadata", metadata)
+    assert run.returncode == 0, run.stderr[-3000:]
+    results, _ = _written(tmp_path / "out")
+    assert results["configs"]["condambigqa"]["metadata"]["condambigqa"] == {"max_conditions": 5}
+    assert "judge_api_key is ignored" in run.stderr
+    for path in (tmp_path / "out").rglob("*"):
+        if path.is_file():
+            assert SECRET not in path.read_text(errors="replace"), path
