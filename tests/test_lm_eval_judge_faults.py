@@ -199,3 +199,17 @@ def test_a_judge_key_scoped_to_the_benchmark_in_metadata_is_written_nowhere(
     for path in (tmp_path / "out").rglob("*"):
         if path.is_file():
             assert SECRET not in path.read_text(errors="replace"), path
+
+
+def test_a_key_an_endpoint_echoes_in_its_errors_is_written_nowhere(subject, judge, tmp_path):
+    """Judge error bodies are copied into null_reasons, logs and samples: one that quotes
+    the Authorization header ("Incorrect API key provided: Bearer sk-...") is redacted."""
+    judge.set_script({**HEALTHY, "faults": [{"kind": "400", "echo_key": True,
+                                             "contains": "When did the bridge open?"}]})
+    run = _lm_eval(subject, tmp_path / "out", _env(tmp_path, judge.base_url, key=SECRET))
+    assert run.returncode != 0 and judge.stats()["outcomes"].get("400", 0) > 0
+    assert "Bearer [redacted]" in run.stderr
+    assert SECRET not in run.stdout + run.stderr
+    for path in (tmp_path / "out").rglob("*"):
+        if path.is_file():
+            assert SECRET not in path.read_text(errors="replace"), path

@@ -29,6 +29,7 @@ from condambig_metrics.judge.errors import (
     PermanentJudgeError,
     RateLimitedError,
     TransientJudgeError,
+    redact_secrets,
 )
 from condambig_metrics.judge.prompt import SCORE_MAX, render_prompt
 from condambig_metrics.judge.records import (
@@ -320,6 +321,8 @@ class JudgeEngine:
             ) from error
 
     def _failed(self, error: str) -> JudgeResult:
+        # the reason is written to per-sample files, results and logs: no key in it
+        error = redact_secrets(error, [_backend_key(self.backend)])
         self._counters.failures += 1
         self._counters.last_error = error
         if self._counters.failures <= _FAILURES_LOGGED:
@@ -329,6 +332,15 @@ class JudgeEngine:
         else:
             logger.debug("judge %s: judgement failed: %s", self.backend.model_name, error)
         return JudgeResult.failure(error)
+
+
+def _backend_key(backend: Any) -> str | None:
+    """The API key a backend (or the backend it wraps) sends, where it keeps one."""
+    for candidate in (backend, getattr(backend, "backend", None)):
+        key = getattr(getattr(candidate, "config", None), "api_key", None)
+        if isinstance(key, str):
+            return key
+    return None
 
 
 def _transcript_entry(prompt: str, result: JudgeResult) -> dict[str, Any]:

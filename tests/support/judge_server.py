@@ -36,7 +36,8 @@ A *script* (dict or JSON file) says what to answer::
     }                                             # request gets HTTP 500 (or "disconnect")
 
 A fault may carry the same ``retry_after`` / ``as`` keys for its HTTP answer (a 429 or 503
-that names its wait). ``GET /stats?timeline=1`` adds one entry per request: when it arrived
+that names its wait), and ``"echo_key": true``: its error message then quotes the request's
+``Authorization`` header ("Incorrect API key provided: Bearer sk-..."), as some servers do. ``GET /stats?timeline=1`` adds one entry per request: when it arrived
 (``at``, ``time.time()``), its outcome and, for an answer naming a wait, the moment the
 wait ends (``retry_until``).
 
@@ -169,6 +170,7 @@ class Fault:
     retry_after: RetryAfter = RetryAfter()
     code: str | None = None  # the error body's code (default: the kind)
     location: str = "http://127.0.0.1:9/v1/chat/completions"  # of a redirect
+    echo_key: bool = False  # the error message quotes the request's Authorization header
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Fault:
@@ -181,7 +183,8 @@ class Fault:
                    contains=data.get("contains"),
                    sleep_seconds=float(data.get("sleep_seconds", 5.0)),
                    retry_after=RetryAfter.from_dict(data), code=data.get("code"),
-                   location=str(data.get("location", cls.location)))
+                   location=str(data.get("location", cls.location)),
+                   echo_key=bool(data.get("echo_key", False)))
 
 
 @dataclass(frozen=True)
@@ -444,8 +447,10 @@ class _Handler(BaseHTTPRequestHandler):
                 outcome = fault.kind
                 if fault.kind in HTTP_FAULTS:
                     headers, retry_until = fault.retry_after.headers(time.time())
-                    self._json(int(fault.kind), _error(f"injected HTTP {fault.kind}",
-                                                       fault.code or fault.kind), headers)
+                    message = (f"Incorrect API key provided: {self.headers.get('Authorization')}"
+                               if fault.echo_key else f"injected HTTP {fault.kind}")
+                    self._json(int(fault.kind), _error(message, fault.code or fault.kind),
+                               headers)
                     return
                 if fault.kind == "redirect":
                     self._json(307, _error("moved", "redirect"), {"Location": fault.location})
