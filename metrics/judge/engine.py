@@ -41,7 +41,7 @@ from condambig_metrics.judge.records import (
     JudgeStats,
 )
 from condambig_metrics.judge.scoring import judge_reply
-from condambig_metrics.judge.throttle import EndpointThrottle
+from condambig_metrics.judge.throttle import EndpointThrottle, WaitBeyondBudget
 
 logger = logging.getLogger(__name__)
 
@@ -250,7 +250,13 @@ class JudgeEngine:
         backoff = self.backoff_initial_seconds
         retry = False
         while True:
-            sent_at = await throttle.acquire(retry)
+            try:
+                sent_at = await throttle.acquire(retry, deadline, self.retry_budget_seconds)
+            except WaitBeyondBudget as error:
+                raise TransientJudgeError(
+                    f"{error}, more than this judgement's retry budget of "
+                    f"{self.retry_budget_seconds:g} s (CONDAMBIG_JUDGE_RETRY_BUDGET / --metadata "
+                    "judge_retry_budget); gave up without sending it") from None
             rate_limited = False
             try:
                 if self._endpoint_error is not None:

@@ -20,6 +20,11 @@ of the engine waits, not only the one that was refused:
   let through since the previous event (successes over that time plus the wait it asked
   for); the pace grows by 5 % per success until the endpoint refuses again.
 
+- **Budget.** A request waiting at the gate carries the time its judgement's retry budget
+  ends (a retry), or the whole budget (a first attempt, whose budget has not started); a
+  gate closed past it (a ``Retry-After`` of decades, a date in 2100) fails that request at
+  once with :class:`WaitBeyondBudget` instead of holding it forever.
+
 Before the first rate-limit event nothing else is limited.
 Requests that are retried go before requests not yet sent, so a judgement's wait depends
 on the other retries, not on the length of the run.
@@ -37,6 +42,15 @@ from typing import Any
 _PACE_GROWTH = 1.05  # per success
 _MIN_PACE = 0.05  # requests per second
 _START_DOUBLING_SECONDS = 0.025  # before the first rate-limit event
+
+
+class WaitBeyondBudget(Exception):
+    """The gate opens after the waiting request's retry budget ends (``wait`` seconds from
+    now)."""
+
+    def __init__(self, wait: float):
+        super().__init__(f"the endpoint asked to wait {wait:g} s")
+        self.wait = wait
 
 
 class EndpointThrottle:
@@ -62,7 +76,10 @@ class EndpointThrottle:
     def _bind(self, loop: asyncio.AbstractEventLoop | None) -> None:
         self._loop = loop
         self._in_flight = 0
-        self._waiters: list[tuple[int, int, asyncio.Future[float]]] = []
+        # (priority, order, future, (deadline: time.monotonic() its budget ends, or None;
+        # budget: the seconds it may wait, or None))
+        self._waiters: list[tuple[int, int, asyncio.Future[float],
+                                  tuple[float | None, float | None]]] = []
         self._order = itertools.count()
         self._wake: asyncio.TimerHandle | None = None
 
@@ -76,8 +93,11 @@ class EndpointThrottle:
         self._start = None  # time.monotonic() is per process
         self._bind(None)
 
-    async def acquire(self, retry: bool = False) -> float:
+    async def acquire(self, retry: bool = False, deadline: float | None = None,
+                      budget: float | None = None) -> float:
         """Wait for a slot; returns when the request started (``time.monotonic()``).
+        Raises :class:`WaitBeyondBudget` when the gate stays closed past ``deadline``, or
+        longer than ``budget`` seconds from when it closed.
 
         Call :meth:`release` when the request is done, whatever its outcome.
         """
@@ -89,7 +109,8 @@ class EndpointThrottle:
         if self._start is None:
             self._start = time.monotonic()
         future: asyncio.Future[float] = loop.create_future()
-        heapq.heappush(self._waiters, (0 if retry else 1, next(self._order), future))
+        heapq.heappush(self._waiters, (0 if retry else 1, next(self._order), future,
+                                      (deadline, budget)))
         self._admit()
         try:
             return await future
@@ -140,6 +161,7 @@ class EndpointThrottle:
         if self._wake is not None:
             self._wake.cancel()
             self._wake = None
+        self._fail_past_budget()
         while self._waiters:
             if self._waiters[0][2].done():  # cancelled while waiting
                 heapq.heappop(self._waiters)
@@ -159,11 +181,23 @@ class EndpointThrottle:
                 if self._loop is not None:
                     self._wake = self._loop.call_later(ready_at - now, self._admit)
                 return
-            _, _, future = heapq.heappop(self._waiters)
+            _, _, future, _ = heapq.heappop(self._waiters)
             self._in_flight += 1
             if self.pace is not None:
                 self._next_start = max(now, self._next_start) + 1 / self.pace
             future.set_result(now)
+
+    def _fail_past_budget(self) -> None:
+        """Fail at once the waiting requests whose budget ends before the gate opens."""
+        now = time.monotonic()
+        late = [w for w in self._waiters if not w[2].done() and _ends_before(w[3], now,
+                                                                           self.open_at)]
+        if not late:
+            return
+        self._waiters = [w for w in self._waiters if w not in late]
+        heapq.heapify(self._waiters)
+        for _, _, future, _ in late:
+            future.set_exception(WaitBeyondBudget(self.open_at - now))
 
     def _started_limit(self, now: float) -> float:
         """Requests allowed in flight by the start's doubling at ``now``."""
@@ -175,3 +209,11 @@ class EndpointThrottle:
     def _start_step(self, count: int) -> float:
         """When the start's doubling allows ``count`` requests in flight."""
         return (self._start or 0.0) + _START_DOUBLING_SECONDS * math.log2(count) + 1e-6
+
+
+def _ends_before(limits: tuple[float | None, float | None], now: float, open_at: float) -> bool:
+    """Whether a waiting request's budget ends before the gate opens."""
+    deadline, budget = limits
+    if deadline is not None:
+        return deadline < open_at
+    return budget is not None and now + budget < open_at
