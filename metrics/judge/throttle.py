@@ -18,7 +18,16 @@ of the engine waits, not only the one that was refused:
 - **Pace.** With fast replies a bound on requests in flight does not bound requests per
   second, so after a rate-limit event requests are also spaced by the rate the endpoint
   let through since the previous event (successes over that time plus the wait it asked
-  for); the pace grows by 5 % per success until the endpoint refuses again.
+  for); the pace grows by 5 % per success until the endpoint refuses again, and doubles per
+  success when the slow-down came from refusals that named no wait (a guess: one success
+  undoes one halving).
+- **Intermittent refusals.** A refusal that names no wait, while no more than half of the
+  last :data:`_RECENT_OUTCOMES` requests were refused, closes the gate for the shared
+  backoff but slows nothing down: an endpoint that answers every other request whatever
+  the pace is not asking for a lower one (each halving would be permanent, down to
+  :data:`_MIN_PACE`), so such a judge runs at about half its clean speed. The tolerance
+  is client-side adaptive throttling's (Beyer et al., "Site Reliability Engineering",
+  O'Reilly 2016, chapter 21: requests up to twice the accepts).
 
 - **Budget.** A request waiting at the gate carries the time its judgement's retry budget
   ends (a retry), or the whole budget (a first attempt, whose budget has not started); a
@@ -37,9 +46,12 @@ import heapq
 import itertools
 import math
 import time
+from collections import deque
 from typing import Any
 
 _PACE_GROWTH = 1.05  # per success
+_GUESSED_PACE_GROWTH = 2.0  # per success, after a slow-down no Retry-After asked for
+_RECENT_OUTCOMES = 32  # requests whose outcome tells intermittent refusals from a limit
 _MIN_PACE = 0.05  # requests per second
 _START_DOUBLING_SECONDS = 0.025  # before the first rate-limit event
 
@@ -71,6 +83,8 @@ class EndpointThrottle:
         self._successes = 0
         self._start: float | None = None  # time.monotonic() of the first request; None
         self._starting = True  # until the first rate-limit event
+        self._recent: deque[bool] = deque(maxlen=_RECENT_OUTCOMES)  # True: let through
+        self._pace_named = True  # the last slow-down came with a wait the endpoint named
         self._bind(None)
 
     def _bind(self, loop: asyncio.AbstractEventLoop | None) -> None:
@@ -125,15 +139,17 @@ class EndpointThrottle:
 
     def succeeded(self) -> None:
         self._successes += 1
+        self._recent.append(True)
         self._backoff = 0.0
         self.limit = min(float(self.max_concurrency), self.limit + 1)
         if self.pace is not None:
-            self.pace *= _PACE_GROWTH
+            self.pace *= _PACE_GROWTH if self._pace_named else _GUESSED_PACE_GROWTH
 
     def rate_limited(self, retry_after: float | None, sent_at: float) -> None:
         """The endpoint refused a request sent at ``sent_at`` for its rate: close the gate;
         slow down once per event (requests sent before the last slow-down do not count)."""
         now = time.monotonic()
+        self._recent.append(False)
         if retry_after is None:
             self._backoff = (self.backoff_initial_seconds if not self._backoff
                              else min(self._backoff * 2, self.backoff_max_seconds))
@@ -141,6 +157,9 @@ class EndpointThrottle:
         else:
             wait = retry_after
         self.open_at = max(self.open_at, now + wait)
+        if retry_after is None and self.intermittent():
+            self._admit()  # the gate's backoff only
+            return
         if self._starting:  # the start's doubling ends; AIMD goes on from where it got
             self.limit = max(self.limit, self._started_limit(now))
             self._starting = False
@@ -151,10 +170,16 @@ class EndpointThrottle:
             elif self.pace is not None:
                 self.pace = max(_MIN_PACE, self.pace / 2)
             self.limit = max(1.0, self.limit / 2)
+            self._pace_named = retry_after is not None
             self._last_event = now
             self._period_start = now
             self._successes = 0
         self._admit()
+
+    def intermittent(self) -> bool:
+        """No more than half of the recent requests were refused (the latest included)."""
+        refused = self._recent.count(False)
+        return 2 * refused <= len(self._recent)
 
     def _admit(self) -> None:
         """Start as many waiting requests as the gate, the limit and the pace allow."""

@@ -190,3 +190,22 @@ def test_a_wait_beyond_the_retry_budget_fails_the_queued_judgements_at_once(
     assert all(result.failed for result in results)
     assert server.stats()["requests"] == 1 and engine.stats.failures == 5
     assert all("retry budget" in result.error for result in results)
+
+
+def test_a_judge_refusing_every_other_request_without_retry_after_keeps_going(
+        judge_server, make_engine) -> None:
+    """Every other request gets a 429 naming no wait: every judgement is obtained with the
+    numbers of a clean run, one refusal per judgement, and the engine's pace and
+    concurrency are not run down (each refusal used to halve the pace, to 0.05/s)."""
+    requests = [request(f"answer {i}") for i in range(40)]
+    clean = make_engine(judge_server(SCRIPT)).judge_many_sync(requests)
+    server = judge_server({**SCRIPT, "faults": [{"kind": "429", "every": 2}]})
+    engine = make_engine(server, concurrency=4, max_retries=0)
+    results = engine.judge_many_sync(requests)
+    assert scores(results) == scores(clean)
+    stats = server.stats()
+    assert stats["outcomes"]["ok"] == len(requests)  # one refusal per judgement (the
+    assert stats["outcomes"]["429"] in (len(requests) - 1, len(requests))  # last: maybe none)
+    throttle = engine._throttle
+    assert throttle.intermittent() and throttle.limit >= 2
+    assert throttle.pace is None or throttle.pace > 1.0

@@ -36,7 +36,8 @@ A *script* (dict or JSON file) says what to answer::
     }                                             # request gets HTTP 500 (or "disconnect")
 
 A fault may carry the same ``retry_after`` / ``as`` keys for its HTTP answer (a 429 or 503
-that names its wait), and ``"echo_key": true``: its error message then quotes the request's
+that names its wait), ``"every": N`` (only every N-th matching request gets it: 2, every
+other one), and ``"echo_key": true``: its error message then quotes the request's
 ``Authorization`` header ("Incorrect API key provided: Bearer sk-..."), as some servers do. ``GET /stats?timeline=1`` adds one entry per request: when it arrived
 (``at``, ``time.time()``), its outcome and, for an answer naming a wait, the moment the
 wait ends (``retry_until``).
@@ -171,6 +172,7 @@ class Fault:
     code: str | None = None  # the error body's code (default: the kind)
     location: str = "http://127.0.0.1:9/v1/chat/completions"  # of a redirect
     echo_key: bool = False  # the error message quotes the request's Authorization header
+    every: int | None = None  # only every n-th matching request (2: every other one)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Fault:
@@ -184,7 +186,8 @@ class Fault:
                    sleep_seconds=float(data.get("sleep_seconds", 5.0)),
                    retry_after=RetryAfter.from_dict(data), code=data.get("code"),
                    location=str(data.get("location", cls.location)),
-                   echo_key=bool(data.get("echo_key", False)))
+                   echo_key=bool(data.get("echo_key", False)),
+                   every=None if data.get("every") is None else int(data["every"]))
 
 
 @dataclass(frozen=True)
@@ -251,6 +254,7 @@ class _State:
             self.requests = 0
             self.outcomes: Counter[str] = Counter()
             self.fault_counts: Counter[int] = Counter()
+            self.fault_seen: Counter[int] = Counter()  # matching requests, for "every"
             self.prompts: list[str] = []
             self.last_request: dict[str, Any] = {}
             self.in_flight = 0
@@ -289,6 +293,10 @@ class _State:
                     continue
                 if fault.first is not None and self.fault_counts[index] >= fault.first:
                     continue
+                if fault.every is not None:
+                    self.fault_seen[index] += 1
+                    if self.fault_seen[index] % fault.every:
+                        continue
                 self.fault_counts[index] += 1
                 chosen = fault
                 break
