@@ -833,18 +833,20 @@ def _inspect_metrics(scores: Iterable[Any]) -> tuple[dict[str, float | None], di
     return metrics, stderr
 
 
-def _grader(roles: Any) -> str | None:
+def _grader_role(roles: Any) -> Any:
+    """The ``grader`` role's model config of an Inspect log (None: no grader)."""
     grader = (roles or {}).get("grader")
     if isinstance(grader, list):
         grader = grader[0] if grader else None
-    return getattr(grader, "model", None) if grader is not None else None
+    return grader
+
+
+def _grader(roles: Any) -> str | None:
+    return getattr(_grader_role(roles), "model", None)
 
 
 def _grader_base_url(roles: Any) -> str | None:
-    grader = (roles or {}).get("grader")
-    if isinstance(grader, list):
-        grader = grader[0] if grader else None
-    return _text(getattr(grader, "base_url", None))
+    return _text(getattr(_grader_role(roles), "base_url", None))
 
 
 def _score_json_result(path: Path, data: Mapping[str, Any]) -> tuple[list[RunResult], list[str]]:

@@ -986,3 +986,24 @@ def test_a_per_sample_file_that_does_not_reproduce_its_json_is_an_error(
     assert err.count("\n") == 1 and "Traceback" not in err
     assert str(per_sample) in err and str(saved) in err and "parse_rate" in err
     assert not (tmp_path / "r.md").exists()
+
+
+def test_the_judge_is_its_model_and_endpoint_whichever_framework_ran_it():
+    from inspect_ai.model._model_config import ModelConfig
+
+    from condambig_tasks.report.stats import judge_difference
+    from condambig_tasks.run_logs import _grader_base_url
+
+    def judged(judge, base_url=None):
+        return dataclasses.replace(_run_of("condambigqa", "m", {}), judge=judge,
+                                   judge_base_url=base_url)
+
+    # Inspect's grader names its provider; no base URL is api.openai.com in both
+    assert judge_difference(judged("openai/gpt-4o-mini"), judged("gpt-4o-mini")) is None
+    assert judge_difference(judged("j", "HTTP://H:1/v1/"), judged("j", "http://h:1/v1")) is None
+    assert "different judges" in judge_difference(judged("j", "http://a/v1"),
+                                                  judged("j", "http://b/v1"))
+    assert "not recorded" in judge_difference(judged("(judged)"), judged("j"))
+    assert judge_difference(judged(None), judged("j")) is None  # said by the headline check
+    roles = {"grader": ModelConfig(model="openai-api/x/judge", base_url="http://h:2/v1")}
+    assert _grader_base_url(roles) == "http://h:2/v1" and _grader_base_url(None) is None
