@@ -28,7 +28,6 @@ of the engine waits, not only the one that was refused:
   :data:`_MIN_PACE`), so such a judge runs at about half its clean speed. The tolerance
   is client-side adaptive throttling's (Beyer et al., "Site Reliability Engineering",
   O'Reilly 2016, chapter 21: requests up to twice the accepts).
-
 - **Budget.** A request waiting at the gate carries the time its judgement's retry budget
   ends (a retry), or the whole budget (a first attempt, whose budget has not started); a
   gate closed past it (a ``Retry-After`` of decades, a date in 2100) fails that request at
