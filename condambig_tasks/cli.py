@@ -99,6 +99,19 @@ def _add_arguments(parser: argparse.ArgumentParser, benchmark: Benchmark) -> Non
     uncertainty.add_bootstrap_arguments(parser, "the stderr / ci95 of every metric")
 
 
+def _replace_lone_surrogates(outputs: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """The outputs with lone surrogates as U+FFFD, and how many held one: a model can emit
+    them (a JSON ``\\ud800`` escape), no UTF-8 file or request can carry them."""
+    from condambig_metrics.text import replace_lone_surrogates
+
+    replaced, count = {}, 0
+    for key, output in outputs.items():
+        clean = replace_lone_surrogates(output) if isinstance(output, str) else output
+        count += clean != output
+        replaced[key] = clean
+    return replaced, count
+
+
 def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
     option_names = [f.name for f in dataclasses.fields(benchmark.options_type)]
     given = {name: getattr(args, name) for name in option_names if getattr(args, name) is not None}
@@ -128,6 +141,11 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
         outputs, non_text = _read_outputs(benchmark, args.outputs, items, options)
     else:
         outputs, non_text = logged.outputs_by_id(), logged.non_text_outputs
+    outputs, surrogates = _replace_lone_surrogates(outputs)
+    if surrogates:
+        print(f"condambig-score {benchmark.name}: {source}: {surrogates} of {len(outputs)} "
+              "outputs hold lone surrogates (not encodable text); each is scored with "
+              "U+FFFD in its place (lone_surrogate_outputs).", file=sys.stderr)
     unknown = [key for key in outputs if key not in by_id]
     if unknown:
         raise PredictionFileError(
@@ -192,6 +210,7 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
         "n_scored": len(samples),
         "missing_outputs": len(missing),
         "non_text_outputs": non_text,
+        "lone_surrogate_outputs": surrogates,
         "metrics": metrics,
         "null_reasons": reasons,
     }

@@ -85,7 +85,7 @@ class LmEvalTask:
         show_project_logs()
         config = task_config
         if config is not None:  # lm-eval writes config.metadata to results_*.json
-            config.metadata.pop("judge_api_key", None)  # a secret: never written
+            _drop_judge_api_keys(config.metadata)
         benchmark = self.benchmark
         fixed = metadata.pop(TASK_OPTIONS_KEY, None) or {}
         resolved = resolve_lm_eval_options(benchmark, metadata, fixed)
@@ -159,6 +159,17 @@ class LmEvalTask:
         if name.startswith(AGGREGATION_PREFIX):
             return self.aggregation(name[len(AGGREGATION_PREFIX):])
         raise AttributeError(name)
+
+
+def _drop_judge_api_keys(metadata: dict[str, Any]) -> None:
+    """A key in lm-eval's ``--metadata`` (plain, or scoped to a benchmark:
+    ``{"condambigqa": {"judge_api_key": ...}}``) is a secret: lm-eval writes the metadata
+    to its results, so it is removed there (the scoped object is replaced by a copy without
+    it, so the options read from the same object still see it and warn)."""
+    metadata.pop("judge_api_key", None)
+    for name, value in list(metadata.items()):
+        if isinstance(value, dict) and "judge_api_key" in value:
+            metadata[name] = {k: v for k, v in value.items() if k != "judge_api_key"}
 
 
 def _record_in_task_config(config: Any, provenance: dict[str, Any]) -> None:

@@ -18,14 +18,17 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from condambig_metrics.text import replace_lone_surrogates
 from condambig_tasks.benchmark import Benchmark, json_safe, load_items
 from condambig_tasks.data import recording_sources
 
 
 def record_line(record: Mapping[str, Any]) -> bytes:
-    """The canonical form of one JSON record that :func:`records_sha256` hashes."""
-    return json.dumps(record, sort_keys=True, ensure_ascii=False,
-                      separators=(",", ":")).encode("utf-8")
+    """The canonical form of one JSON record that :func:`records_sha256` hashes. A lone
+    surrogate (model output can hold one; UTF-8 cannot) is hashed as U+FFFD, the character
+    the parsers read in its place."""
+    return replace_lone_surrogates(json.dumps(record, sort_keys=True, ensure_ascii=False,
+                                              separators=(",", ":"))).encode("utf-8")
 
 
 def records_sha256(benchmark: Benchmark, items: Sequence[Any],
@@ -54,7 +57,7 @@ def outputs_sha256(outputs: Iterable[tuple[str, Any]]) -> str:
     and condambig-score order samples differently), so two results with the same digest
     come from the same generations whichever front end scored them (lm-eval's issue #3749
     asks for this). Non-text outputs (an official prediction file's lists) are hashed as
-    their JSON."""
+    their JSON; lone surrogates as U+FFFD (:func:`record_line`)."""
     digest = hashlib.sha256()
     for line in sorted(record_line({"id": str(item_id), "output": json_safe(output)})
                        for item_id, output in outputs):

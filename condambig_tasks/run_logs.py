@@ -47,6 +47,7 @@ LM_EVAL = "lm_eval"
 INSPECT = "inspect"
 CLI = "condambig-score"
 PER_SAMPLE = "condambig-score --per-sample"  # a --per-sample file without its JSON
+UNRECORDED_JUDGE = "(judged)"  # a judged run whose judge the inputs do not name
 INSPECT_TASK_PREFIX = "condambig/"
 # lm-eval's sample file name (EvaluationTracker.save_results_samples):
 # samples_<task>_<datetime.now().isoformat() with ':' -> '-'>.jsonl
@@ -608,6 +609,7 @@ class RunResult:
     options: Mapping[str, Any] = field(default_factory=dict)
     judge: str | None = None  # the judge model that scored it (None: no judge)
     created: str | None = None
+    judge_base_url: str | None = None  # where that judge answered (None: not recorded)
     ci95: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # the run's own
     # where its per-sample scores are: lm-eval's samples file, a condambig-score --per-sample
     # file (None: none found; an Inspect log holds its own)
@@ -724,6 +726,8 @@ def _lm_eval_result(path: Path, data: Mapping[str, Any]) -> tuple[list[RunResult
             variant=variant, task=task, metrics=metrics, stderr=stderr,
             n=_int(n_samples.get("effective", n_samples.get("original"))), options=options,
             judge=_text(provenance.get("judge")) or _text(metadata.get("judge_model")),
+            judge_base_url=_text(provenance.get("judge_base_url"))
+            or _text(metadata.get("judge_base_url")),
             created=_created(data.get("date")), per_sample=_lm_eval_samples_file(path, task)))
     return runs, notices
 
@@ -805,6 +809,7 @@ def _inspect_result(path: Path) -> tuple[list[RunResult], list[str]]:
     return [RunResult(source=path, framework=INSPECT, model=model, benchmark=named,
                       variant=variant, task=task, metrics=metrics, stderr=stderr,
                       n=_int(log.results.completed_samples), options=options, judge=judge,
+                      judge_base_url=_grader_base_url(spec.model_roles) if judge else None,
                       created=str(spec.created))], []
 
 
@@ -828,11 +833,20 @@ def _inspect_metrics(scores: Iterable[Any]) -> tuple[dict[str, float | None], di
     return metrics, stderr
 
 
-def _grader(roles: Any) -> str | None:
+def _grader_role(roles: Any) -> Any:
+    """The ``grader`` role's model config of an Inspect log (None: no grader)."""
     grader = (roles or {}).get("grader")
     if isinstance(grader, list):
         grader = grader[0] if grader else None
-    return getattr(grader, "model", None) if grader is not None else None
+    return grader
+
+
+def _grader(roles: Any) -> str | None:
+    return getattr(_grader_role(roles), "model", None)
+
+
+def _grader_base_url(roles: Any) -> str | None:
+    return _text(getattr(_grader_role(roles), "base_url", None))
 
 
 def _score_json_result(path: Path, data: Mapping[str, Any]) -> tuple[list[RunResult], list[str]]:
@@ -844,6 +858,8 @@ def _score_json_result(path: Path, data: Mapping[str, Any]) -> tuple[list[RunRes
     variant = variant_for(benchmark, options)
     metrics = {name: finite_number(value) for name, value in data["metrics"].items()}
     judge = _object(path, data, "judge").get("model")
+    judge_base_url = _object(path, data, "judge").get("base_url") or \
+        _object(path, data, "provenance").get("judge_base_url")
     stderr = {name: value for name, raw in _object(path, data, "stderr").items()
               if (value := finite_number(raw)) is not None}
     ci95 = {name: (low, high) for name, raw in _object(path, data, "ci95").items()
@@ -852,7 +868,7 @@ def _score_json_result(path: Path, data: Mapping[str, Any]) -> tuple[list[RunRes
     return [RunResult(source=path, framework=CLI, model=str(data.get("model") or path.stem),
                       benchmark=named, variant=variant, task=variant.task, metrics=metrics,
                       stderr=stderr, ci95=ci95, n=_int(data.get("n_scored")), options=options,
-                      judge=_text(judge))], []
+                      judge=_text(judge), judge_base_url=_text(judge_base_url))], []
 
 
 # ---------------------------------------------------------------------- per-sample scores
@@ -989,20 +1005,41 @@ def _inspect_scored_samples(path: Path) -> tuple[list[ScoredSample] | None, str 
 
 def _attach_per_sample(found: RunResults, path: Path, samples: list[ScoredSample]) -> None:
     """Give a ``--per-sample`` file to the condambig-score JSON of the same run among the
-    inputs (same benchmark and options, as many samples, the same numbers); alone, it is
-    a run of its own, its benchmark read from its metric names."""
+    inputs (same benchmark and options, as many samples, the same numbers); one that does
+    not reproduce the JSON it is named after (``b.json``, ``b.per-sample.jsonl``) is an
+    error, not a run of its own compared as a model; alone, it is a run of its own, its
+    benchmark read from its metric names."""
     for index, run in enumerate(found.runs):
-        if run.framework != CLI or run.per_sample is not None or run.n != len(samples):
+        if run.framework != CLI or run.per_sample is not None:
             continue
-        benchmark = registry.get(run.benchmark)
-        try:
-            options = benchmark.options(dict(run.options), strict=False)
-        except ConfigurationError:
-            continue
-        if _mismatch(benchmark, run.metrics, samples, options, run.judge is not None) is None:
+        if _per_sample_difference(run, samples) is None:
             found.runs[index] = dataclasses.replace(run, per_sample=path)
             return
+    for run in found.runs:
+        if run.framework == CLI and run.per_sample is None and _named_after(path, run.source):
+            raise RunLogError(
+                f"{path}: does not reproduce {run.source} "
+                f"({_per_sample_difference(run, samples)}); give the --per-sample file "
+                "condambig-score wrote with that JSON, or score the outputs again.")
     found.runs.append(_per_sample_run(path, samples))
+
+
+def _per_sample_difference(run: RunResult, samples: list[ScoredSample]) -> str | None:
+    """How a --per-sample file differs from a condambig-score JSON (None: it reproduces
+    it: as many samples, the same numbers under its options)."""
+    if run.n != len(samples):
+        return f"{len(samples)} samples, the JSON: n_scored {run.n}"
+    benchmark = registry.get(run.benchmark)
+    try:
+        options = benchmark.options(dict(run.options), strict=False)
+    except ConfigurationError as error:
+        return f"the JSON's options do not fit this version ({error})"
+    return _mismatch(benchmark, run.metrics, samples, options, run.judge is not None)
+
+
+def _named_after(per_sample: Path, saved: Path) -> bool:
+    """``b.per-sample.jsonl`` (any ``b.<...>.jsonl``) is named after ``b.json``."""
+    return per_sample.name.startswith(saved.stem + ".")
 
 
 def _per_sample_run(path: Path, samples: list[ScoredSample]) -> RunResult:
@@ -1032,7 +1069,7 @@ def _per_sample_run(path: Path, samples: list[ScoredSample]) -> RunResult:
                      benchmark=benchmark.name, variant=variant, task=variant.task,
                      metrics=benchmark.summarise(samples, options, judged), n=len(samples),
                      options=benchmark.options_to_json(options),
-                     judge="(judged)" if judged else None, per_sample=path, notes=(note,))
+                     judge=UNRECORDED_JUDGE if judged else None, per_sample=path, notes=(note,))
 
 
 # ---------------------------------------------------------------------- shapes

@@ -5,6 +5,7 @@ Code deeper down receives typed values (paths, dataclasses) from these functions
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -160,28 +161,69 @@ def judge_config_from_environment(overrides: dict | None = None) -> JudgeConfig 
         raw["api_key"] = environment_value("OPENAI_API_KEY") or ""
     cache_enabled = raw.get("cache_path", "").lower() not in _CACHE_OFF
     cache_path = raw.get("cache_path") if cache_enabled else None
-    return JudgeConfig(
-        model=raw["model"],
-        base_url=raw.get("base_url"),
-        api_key=raw.get("api_key"),
-        # numbers given are parsed; the others keep JudgeConfig's own defaults
-        **{field: _number(raw, field, kind) for field, kind in _JUDGE_NUMBERS.items()
-           if field in raw},
-        cache_path=cache_path,
-        cache_enabled=cache_enabled,
-        default_cache_path=str(judge_cache_file()) if cache_enabled and not cache_path else None,
-    )
+    if "base_url" in raw:
+        _check_base_url(raw["base_url"])
+    try:
+        return JudgeConfig(
+            model=raw["model"],
+            base_url=raw.get("base_url"),
+            api_key=raw.get("api_key"),
+            # numbers given are parsed; the others keep JudgeConfig's own defaults
+            **{field: _number(raw, field, kind) for field, kind in _JUDGE_NUMBERS.items()
+               if field in raw},
+            cache_path=cache_path,
+            cache_enabled=cache_enabled,
+            default_cache_path=(str(judge_cache_file()) if cache_enabled and not cache_path
+                                else None),
+        )
+    except ValueError as error:  # JudgeConfig's own checks: one line, not a traceback
+        from condambig_tasks.errors import ConfigurationError
+
+        raise ConfigurationError(str(error)) from None
+
+
+# what each numeric judge setting allows, and its check
+_ALLOWED_NUMBERS = {
+    "concurrency": ("a whole number >= 1", lambda n: n >= 1),
+    "max_retries": ("a whole number >= 0", lambda n: n >= 0),
+    "max_failed": ("a whole number >= 0", lambda n: n >= 0),
+    "timeout_seconds": ("a finite number of seconds > 0", lambda n: math.isfinite(n) and n > 0),
+    "retry_budget_seconds": ("a finite number of seconds > 0",
+                             lambda n: math.isfinite(n) and n > 0),
+}
+
+
+def _setting_name(field: str) -> str:
+    """How a user names a JudgeConfig field: its variable and lm-eval --metadata key."""
+    return next(f"{variable} / --metadata {key}"
+                for key, (variable, name) in _JUDGE_OPTIONS.items() if name == field)
 
 
 def _number(raw: dict[str, str], field: str, kind: type):
+    """A numeric judge setting, or one line naming it and the values it allows."""
+    from condambig_tasks.errors import ConfigurationError
+
+    allowed, check = _ALLOWED_NUMBERS[field]
     try:
-        return kind(raw[field])
+        value = kind(raw[field])
     except ValueError:
-        names = [f"{variable} / --metadata {key}"
-                 for key, (variable, name) in _JUDGE_OPTIONS.items() if name == field]
-        raise ValueError(
-            f"judge setting {names[0]} must be a {kind.__name__}, got {raw[field]!r}"
-        ) from None
+        value = None
+    if value is None or not check(value):
+        raise ConfigurationError(f"judge setting {_setting_name(field)} must be {allowed}, "
+                                 f"got {raw[field] if value is None else value!r}")
+    return value
+
+
+def _check_base_url(value: str) -> None:
+    from urllib.parse import urlsplit
+
+    from condambig_tasks.errors import ConfigurationError
+
+    parts = urlsplit(value.strip())
+    if parts.scheme.lower() not in {"http", "https"} or not parts.hostname:
+        raise ConfigurationError(
+            f"judge setting {_setting_name('base_url')} must be an http(s) URL such as "
+            f"http://localhost:8000/v1, got {value!r}")
 
 
 # HotpotQA-FLM agents (answering agent A and downstream model D) for lm-eval,

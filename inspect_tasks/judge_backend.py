@@ -9,7 +9,7 @@ shared sqlite cache and judge-failed accounting.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from condambig_metrics.judge import (
     normalized_base_url,
     token_logprobs,
 )
+from condambig_metrics.judge.errors import redact_secrets
 from condambig_metrics.judge.records import DEFAULT_JUDGE_CONCURRENCY
 
 GRADER_ROLE = "grader"
@@ -67,15 +68,19 @@ class InspectJudgeBackend:
         # judgement can succeed, so the scorer ends the run
         self.endpoint_error: str | None = None
 
+    def _secrets(self) -> list[str | None]:
+        return [getattr(getattr(self.model, "api", None), "api_key", None)]
+
     async def complete(self, prompt: str) -> JudgeCompletion:
         try:
             output = await self.model.generate(prompt, config=self.config)
         except (asyncio.TimeoutError, TimeoutError, ConnectionError) as error:
             raise TransientJudgeError(
-                f"grader {self.model_name}: {error_summary(error)}") from error
+                f"grader {self.model_name}: {error_summary(error, secrets=self._secrets())}") from error
         except Exception as error:
             # Inspect has already retried what its provider considers transient.
-            message = f"grader {self.model_name} failed: {error_summary(error)}"
+            message = (f"grader {self.model_name} failed: "
+                       f"{error_summary(error, secrets=self._secrets())}")
             endpoint = status_code(error) in ENDPOINT_STATUS
             if endpoint:
                 self.endpoint_error = message
@@ -100,11 +105,13 @@ def status_code(error: BaseException) -> int | None:
     return None
 
 
-def error_summary(error: BaseException, limit: int = 300) -> str:
+def error_summary(error: BaseException, limit: int = 300,
+                  secrets: Iterable[str | None] = ()) -> str:
     """The last line of the error (Inspect's ``ModelGenerateError`` puts the whole
-    request before the provider's message), at most ``limit`` characters."""
+    request before the provider's message), at most ``limit`` characters, with ``secrets``
+    (the grader's key), bearer tokens and key-like text redacted."""
     lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    text = lines[-1] if lines else type(error).__name__
+    text = redact_secrets(lines[-1] if lines else type(error).__name__, secrets)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

@@ -330,3 +330,28 @@ def test_report_skips_an_unreadable_file_in_a_folder_saying_why(tmp_path):
     skipped = [line for line in result.stderr.splitlines() if "skipped" in line]
     assert len(skipped) == 1 and f"results_{DATE}.json" in skipped[0] \
         and "nested too deeply" in skipped[0], result.stderr
+
+
+def test_an_output_with_a_lone_surrogate_is_scored_replaced_and_counted(tmp_path):
+    """One ``"\\ud800"`` in one output: scored with U+FFFD in its place and counted, with a
+    line naming the file (it used to refuse the whole file naming none)."""
+    import json
+    import subprocess
+
+    from tests.conftest import FIXTURE_DATA, executable, subprocess_env
+
+    questions = json.loads((FIXTURE_DATA / "ambignq" / "dev_light.json").read_text())
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps([{"id": q["id"], "output": '["x\ud800"]' if i == 0 else '["y"]'}
+                                   for i, q in enumerate(questions)]))
+    per_sample = tmp_path / "per-sample.jsonl"
+    done = subprocess.run([executable("condambig-score"), "ambignq", "--outputs", str(outputs),
+                           "--per-sample", str(per_sample)], capture_output=True, text=True,
+                          env=subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA)), timeout=120)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["lone_surrogate_outputs"] == 1 and result["metrics"]["parse_rate"] == 1.0
+    assert result["n_scored"] == len(questions)
+    [line] = [line for line in done.stderr.splitlines() if "surrogate" in line]
+    assert str(outputs) in line and "1 of" in line
+    assert len(per_sample.read_text().splitlines()) == len(questions)

@@ -164,3 +164,22 @@ def test_inspect_refuses_a_value_outside_the_options_type(tmp_path, fixture_data
             "clarified_qa; got 'detect' (did you mean 'detection'?)") in tail, tail
     assert "Traceback" not in result.stderr
     assert not list((tmp_path / "logs").glob("*.eval"))
+
+
+@pytest.mark.e2e
+def test_inspect_refuses_an_invalid_judge_max_failed_in_one_line(tmp_path, fixture_data_dir):
+    """``CONDAMBIG_JUDGE_MAX_FAILED=abc`` ended in a 137-line traceback."""
+    from tests.conftest import executable
+
+    result = subprocess.run(
+        [executable("inspect"), "eval", "condambig/abg_coqa", "--model", "none",
+         "-T", "subtask=clarification", "--log-dir", str(tmp_path / "logs")],
+        capture_output=True, text=True, cwd=tmp_path, timeout=600,
+        env=_cli_env(CONDAMBIG_DATA_DIR=str(fixture_data_dir),
+                     CONDAMBIG_JUDGE_MAX_FAILED="abc"))
+    assert result.returncode != 0
+    tail = "\n".join(result.stderr.strip().splitlines()[-3:])
+    assert ("condambig: judge setting CONDAMBIG_JUDGE_MAX_FAILED / --metadata "
+            "judge_max_failed must be a whole number >= 0, got 'abc'") in tail, tail
+    assert "Traceback" not in result.stderr
+    assert not list((tmp_path / "logs").glob("*.eval"))

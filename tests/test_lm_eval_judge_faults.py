@@ -183,3 +183,33 @@ def test_an_unusable_judge_cache_ends_the_run_before_any_generation(subject, jud
     assert len(lines) == 1 and str(folder) in lines[0], result.stderr[-3000:]
     assert "Traceback" not in result.stderr
     assert subject.stats()["requests"] == 0
+
+
+def test_a_judge_key_scoped_to_the_benchmark_in_metadata_is_written_nowhere(
+        subject, judge, tmp_path):
+    """``{"condambigqa": {"judge_api_key": ...}}`` was written to the results'
+    ``configs.condambigqa.metadata.condambigqa.judge_api_key``."""
+    metadata = json.dumps({"condambigqa": {"judge_api_key": SECRET, "max_conditions": 5}})
+    run = _lm_eval(subject, tmp_path / "out", _env(tmp_path, judge.base_url),
+                   "--metadata", metadata)
+    assert run.returncode == 0, run.stderr[-3000:]
+    results, _ = _written(tmp_path / "out")
+    assert results["configs"]["condambigqa"]["metadata"]["condambigqa"] == {"max_conditions": 5}
+    assert "judge_api_key is ignored" in run.stderr
+    for path in (tmp_path / "out").rglob("*"):
+        if path.is_file():
+            assert SECRET not in path.read_text(errors="replace"), path
+
+
+def test_a_key_an_endpoint_echoes_in_its_errors_is_written_nowhere(subject, judge, tmp_path):
+    """Judge error bodies are copied into null_reasons, logs and samples: one that quotes
+    the Authorization header ("Incorrect API key provided: Bearer sk-...") is redacted."""
+    judge.set_script({**HEALTHY, "faults": [{"kind": "400", "echo_key": True,
+                                             "contains": "When did the bridge open?"}]})
+    run = _lm_eval(subject, tmp_path / "out", _env(tmp_path, judge.base_url, key=SECRET))
+    assert run.returncode != 0 and judge.stats()["outcomes"].get("400", 0) > 0
+    assert "Bearer [redacted]" in run.stderr
+    assert SECRET not in run.stdout + run.stderr
+    for path in (tmp_path / "out").rglob("*"):
+        if path.is_file():
+            assert SECRET not in path.read_text(errors="replace"), path

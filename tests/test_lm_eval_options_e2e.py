@@ -59,3 +59,23 @@ def test_a_scoped_option_reaches_only_its_benchmark(tmp_path):
              for source in configs["abg_coqa_detection"]["metadata"]["provenance"]["data"][
                  "sources"]]
     assert files == ["coqa_abg_val.json"]
+
+
+@pytest.mark.parametrize(("metadata", "expected"), [
+    ({"judge_concurrency": 0}, "CONDAMBIG_JUDGE_CONCURRENCY / --metadata judge_concurrency "
+                               "must be a whole number >= 1, got 0"),
+    ({"judge_concurrency": 2.5}, "judge_concurrency must be a whole number >= 1, got '2.5'"),
+    ({"judge_timeout": "nan"}, "judge_timeout must be a finite number of seconds > 0, got nan"),
+    ({"judge_timeout": -1}, "judge_timeout must be a finite number of seconds > 0, got -1.0"),
+    ({"judge_max_failed": -1}, "judge_max_failed must be a whole number >= 0, got -1"),
+    ({"judge_max_failed": "many"}, "judge_max_failed must be a whole number >= 0, got 'many'"),
+    ({"judge_retry_budget": "inf"}, "judge_retry_budget must be a finite number of seconds > 0"),
+    ({"judge_base_url": "ftp://host/v1"}, "judge_base_url must be an http(s) URL"),
+])
+def test_an_invalid_judge_setting_ends_the_run_in_one_line(tmp_path, metadata, expected):
+    """Each ended in a 59-line traceback: now one line naming the setting and what it allows."""
+    result = _lm_eval(tmp_path, "condambigqa", {"judge_model": "j", **metadata})
+    assert result.returncode != 0
+    [line] = _project_lines(result)
+    assert expected in line, line
+    assert "Traceback" not in result.stderr

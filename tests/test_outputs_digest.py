@@ -23,3 +23,32 @@ def test_order_does_not_matter_but_every_output_and_id_does():
 def test_non_text_outputs_hash_as_json_and_nan_as_null():
     assert outputs_sha256([(1, ["a", ["c"]])]) == outputs_sha256([("1", ("a", ("c",)))])
     assert outputs_sha256([("1", float("nan"))]) == outputs_sha256([("1", None)])
+
+
+def test_a_lone_surrogate_hashes_as_the_replacement_character_it_is_scored_as():
+    assert outputs_sha256([("1", "x\ud800y")]) == outputs_sha256([("1", "x\ufffdy")])
+
+
+def test_lm_eval_aggregation_scores_an_output_with_a_lone_surrogate(use_fixture_data,
+                                                                     monkeypatch):
+    """lm-eval's aggregation step records the digest: a lone surrogate in one output used
+    to end it with a UnicodeEncodeError (no results, no samples)."""
+    from types import SimpleNamespace
+
+    from condambig_tasks import lm_eval_glue
+    from condambig_tasks.lm_eval_glue import LmEvalTask
+    from condambig_tasks.run_memo import RunMemo
+
+    monkeypatch.setattr(lm_eval_glue, "_RUNS", RunMemo())
+    hooks = LmEvalTask("condambigqa")
+    docs = hooks.load_docs(version=1.0, pretrained="tiny", task_options={"setting": "main"})["test"]
+    outputs = {doc["id"]: '{"conditions": [{"condition": "c\ud800", "answer": "a"}]}'
+               for doc in docs}
+    per_doc = [hooks.process_results(doc, [outputs[doc["id"]]]) for doc in docs]
+    metric = next(name for name, value in per_doc[0].items() if isinstance(value, dict))
+    task = SimpleNamespace(task_name="condambigqa_surrogate",
+                           config=SimpleNamespace(metadata={"provenance": {}}))
+    value = lm_eval_glue.aggregate("condambigqa", metric, [v[metric] for v in per_doc], task)
+    assert value == value  # a number, not NaN
+    assert task.config.metadata["provenance"]["outputs_sha256"] == outputs_sha256(
+        (key, text.replace("\ud800", "\ufffd")) for key, text in outputs.items())

@@ -891,9 +891,120 @@ def test_runs_scored_with_different_options_are_not_paired():
     def scored(**options):
         return RunUncertainty(scored=ScoredRun(samples, benchmark.options(options), False))
 
-    section = SimpleNamespace(benchmark="condambigqa", runs=[None, None, None],
+    run = _run_of("condambigqa", "m", {"citation_score": 0.375})
+    section = SimpleNamespace(benchmark="condambigqa", runs=[run, run, run],
                               uncertainty=[scored(), scored(), scored(max_conditions=3)])
     rows = pair_rows(section, Settings(resamples=50, seed=1))
     assert [(row.a, row.b) for row in rows] == [(0, 1), (0, 2), (1, 2)]
     assert rows[0].comparison is not None and rows[0].comparison.delta == 0
     assert [row.reason for row in rows[1:]] == ["the runs were scored with different options"] * 2
+
+
+# ---------------------------------------------------------------------- pairing judged runs
+
+
+ALWAYS_TEN = {"default": {"scores": {"10": 1.0}}}
+
+
+def _judged_score(tmp_path: Path, capsys, monkeypatch, name: str, server,
+                  flags: tuple[str, ...] = ()) -> tuple[int, Path, Path]:
+    """condambig-score on CondAmbigQA's fixture questions, judged by ``server``, saved as
+    ``name.json`` with ``name.per-sample.jsonl``."""
+    from condambig_tasks.cli import main as score_main
+    from tests.condambigqa.test_consistency import RAW_OUTPUTS
+
+    monkeypatch.setenv("CONDAMBIG_JUDGE_API_KEY", "k")
+    monkeypatch.setenv("CONDAMBIG_JUDGE_CACHE", str(tmp_path / f"{name}.db"))
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps([{"id": k, "output": v} for k, v in RAW_OUTPUTS.items()]))
+    per_sample = tmp_path / f"{name}.per-sample.jsonl"
+    code = score_main(["condambigqa", "--outputs", str(outputs), "--per-sample", str(per_sample),
+                       "--judge-model", "judge", "--judge-base-url", server.base_url, *flags])
+    saved = tmp_path / f"{name}.json"
+    saved.write_text(capsys.readouterr().out)
+    return code, saved, per_sample
+
+
+def _pair_row(markdown: str) -> dict[str, str]:
+    [pair] = section_tables(markdown, "### Task `condambigqa`")[-1]
+    return pair
+
+
+def test_runs_judged_by_different_judges_are_not_paired(use_fixture_data, tmp_path, capsys,
+                                                       monkeypatch):
+    """Same outputs, one judge against one that always says 10: the Δ would be the judges'."""
+    from tests.condambigqa.test_consistency import JUDGE_SCRIPT
+    from tests.support.judge_server import JudgeServer
+
+    with JudgeServer(JUDGE_SCRIPT) as judge_a, JudgeServer(ALWAYS_TEN) as judge_b:
+        _, a_json, a_samples = _judged_score(tmp_path, capsys, monkeypatch, "a", judge_a)
+        _, b_json, b_samples = _judged_score(tmp_path, capsys, monkeypatch, "b", judge_b)
+    combined = [json.loads(p.read_text())["metrics"]["combined_score"] for p in (a_json, b_json)]
+    assert combined[0] != combined[1]
+    report = tmp_path / "r.md"
+    assert main([str(a_json), str(a_samples), str(b_json), str(b_samples), "-o", str(report),
+                 "--no-figures"]) == 0
+    pair = _pair_row(report.read_text())
+    assert pair["Δ (B − A)"] == "—" and pair["p-value"] == "—"
+    assert pair["Items"].startswith("not paired: judged by different judges")
+    assert judge_a.base_url in pair["Items"] and judge_b.base_url in pair["Items"]
+
+
+def test_a_withheld_headline_is_never_compared(use_fixture_data, tmp_path, capsys, monkeypatch):
+    """A run that lost judgements printed combined_score null (exit 2): its --per-sample file
+    holds the questions that happened to be judged, and is not paired on them."""
+    from tests.condambigqa.test_consistency import JUDGE_SCRIPT
+    from tests.support.judge_server import JudgeServer
+
+    losing = {**JUDGE_SCRIPT, "faults": [{"kind": "400", "contains": "Ana Runner"}]}
+    with JudgeServer(JUDGE_SCRIPT) as judge_a, JudgeServer(losing) as judge_b:
+        _, a_json, a_samples = _judged_score(tmp_path, capsys, monkeypatch, "a", judge_a)
+        code, b_json, b_samples = _judged_score(tmp_path, capsys, monkeypatch, "b", judge_b,
+                                                ("--judge-max-failed", "0"))
+    b_json.write_text(b_json.read_text().replace(judge_b.base_url, judge_a.base_url))
+    assert code == 2 and json.loads(b_json.read_text())["metrics"]["combined_score"] is None
+    assert b_samples.read_text()
+    report = tmp_path / "r.md"
+    assert main([str(a_json), str(a_samples), str(b_json), str(b_samples), "-o", str(report),
+                 "--no-figures"]) == 0
+    pair = _pair_row(report.read_text())
+    assert pair["Δ (B − A)"] == "—" and pair["p-value"] == "—"
+    assert pair["Items"] == ("not compared: B reported no combined_score (null: withheld by "
+                             "the run, or not a number)")
+
+
+def test_a_per_sample_file_that_does_not_reproduce_its_json_is_an_error(
+        use_fixture_data, tmp_path, capsys):
+    """``b.per-sample.jsonl`` beside ``b.json`` whose numbers it does not give: one error line
+    naming both files, not a third run compared as a model."""
+    saved, per_sample = _score_with_per_sample(use_fixture_data, tmp_path, capsys, "b")
+    rows = [json.loads(line) for line in per_sample.read_text().splitlines()]
+    rows[0]["values"]["parse_rate"] = 1.0 - rows[0]["values"]["parse_rate"]
+    per_sample.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    assert main([str(saved), str(per_sample), "-o", str(tmp_path / "r.md"),
+                 "--no-figures"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert str(per_sample) in err and str(saved) in err and "parse_rate" in err
+    assert not (tmp_path / "r.md").exists()
+
+
+def test_the_judge_is_its_model_and_endpoint_whichever_framework_ran_it():
+    from inspect_ai.model._model_config import ModelConfig
+
+    from condambig_tasks.report.stats import judge_difference
+    from condambig_tasks.run_logs import _grader_base_url
+
+    def judged(judge, base_url=None):
+        return dataclasses.replace(_run_of("condambigqa", "m", {}), judge=judge,
+                                   judge_base_url=base_url)
+
+    # Inspect's grader names its provider; no base URL is api.openai.com in both
+    assert judge_difference(judged("openai/gpt-4o-mini"), judged("gpt-4o-mini")) is None
+    assert judge_difference(judged("j", "HTTP://H:1/v1/"), judged("j", "http://h:1/v1")) is None
+    assert "different judges" in judge_difference(judged("j", "http://a/v1"),
+                                                  judged("j", "http://b/v1"))
+    assert "not recorded" in judge_difference(judged("(judged)"), judged("j"))
+    assert judge_difference(judged(None), judged("j")) is None  # said by the headline check
+    roles = {"grader": ModelConfig(model="openai-api/x/judge", base_url="http://h:2/v1")}
+    assert _grader_base_url(roles) == "http://h:2/v1" and _grader_base_url(None) is None

@@ -17,7 +17,12 @@ from dataclasses import dataclass, field
 
 from condambig_tasks import registry
 from condambig_tasks.report.sections import Section
-from condambig_tasks.run_logs import RunResult, ScoredRun, read_scored_samples
+from condambig_tasks.run_logs import (
+    UNRECORDED_JUDGE,
+    RunResult,
+    ScoredRun,
+    read_scored_samples,
+)
 from condambig_tasks.uncertainty import Comparison, compare, uncertainty
 
 FRAMEWORK = "framework"  # the run's own standard error
@@ -108,13 +113,62 @@ def pair_rows(section: Section, settings: Settings) -> list[PairRow]:
             rows.append(PairRow(a, b, None, reason="the runs were scored with different "
                                                    "options"))
             continue
+        judges = judge_difference(section.runs[a], section.runs[b])
+        if judges is not None:
+            rows.append(PairRow(a, b, None, reason=judges))
+            continue
         metric = benchmark.headline_metric(first.options, first.judged)
         if metric is None or metric != benchmark.headline_metric(second.options, second.judged):
             rows.append(PairRow(a, b, None, reason="the runs have no common headline metric "
                                                    "(one judged, one not)"))
+            continue
+        withheld = withheld_headline(section.runs[a], section.runs[b], metric)
+        if withheld is not None:
+            rows.append(PairRow(a, b, metric, reason=withheld))
             continue
         comparison = compare(benchmark, first.samples, second.samples, first.options,
                              first.judged, metric, resamples=settings.resamples,
                              seed=settings.seed)
         rows.append(PairRow(a, b, metric, comparison))
     return rows
+
+
+def judge_difference(first: RunResult, second: RunResult) -> str | None:
+    """Why two judged runs are not paired: their judges differ, or one is not recorded (a
+    Δ would then be the judges' difference, not the runs'); None when both have one judge
+    or neither is judged."""
+    if first.judge is None or second.judge is None:
+        return None  # one judged, one not: no common headline (said so below)
+    unrecorded = [label for label, run in zip("AB", (first, second), strict=True)
+                  if run.judge == UNRECORDED_JUDGE]
+    if unrecorded:
+        return (f"not paired: the judge of {' and '.join(unrecorded)} is not recorded (a "
+                "--per-sample file without its JSON); a Δ could be the judges' difference")
+    if judge_identity(first) == judge_identity(second):
+        return None
+    return (f"not paired: judged by different judges (A: {judge_label(first)}; B: "
+            f"{judge_label(second)}); a Δ would be the judges' difference, not the runs'")
+
+
+def judge_identity(run: RunResult) -> tuple[str, str]:
+    """The judge model (an Inspect ``openai/`` prefix dropped) and the endpoint it
+    answered at, written one way."""
+    from condambig_metrics.judge import normalized_base_url
+
+    return (str(run.judge).removeprefix("openai/"), normalized_base_url(run.judge_base_url))
+
+
+def judge_label(run: RunResult) -> str:
+    model, endpoint = judge_identity(run)
+    return f"{model} at {endpoint}"
+
+
+def withheld_headline(first: RunResult, second: RunResult, metric: str) -> str | None:
+    """A headline a run printed as null (withheld: too many failed judgements, or NaN) is
+    never compared: its per-sample file holds only the items that happened to be scored."""
+    withheld = [label for label, run in zip("AB", (first, second), strict=True)
+                if run.metrics.get(metric) is None]
+    if not withheld:
+        return None
+    return (f"not compared: {' and '.join(withheld)} reported no {metric} (null: withheld "
+            "by the run, or not a number)")

@@ -29,6 +29,7 @@ from condambig_metrics.judge.errors import (
     PermanentJudgeError,
     RateLimitedError,
     TransientJudgeError,
+    redact_secrets,
 )
 from condambig_metrics.judge.prompt import SCORE_MAX, render_prompt
 from condambig_metrics.judge.records import (
@@ -40,7 +41,7 @@ from condambig_metrics.judge.records import (
     JudgeStats,
 )
 from condambig_metrics.judge.scoring import judge_reply
-from condambig_metrics.judge.throttle import EndpointThrottle
+from condambig_metrics.judge.throttle import EndpointThrottle, WaitBeyondBudget
 
 logger = logging.getLogger(__name__)
 
@@ -249,7 +250,13 @@ class JudgeEngine:
         backoff = self.backoff_initial_seconds
         retry = False
         while True:
-            sent_at = await throttle.acquire(retry)
+            try:
+                sent_at = await throttle.acquire(retry, deadline, self.retry_budget_seconds)
+            except WaitBeyondBudget as error:
+                raise TransientJudgeError(
+                    f"{error}, more than this judgement's retry budget of "
+                    f"{self.retry_budget_seconds:g} s (CONDAMBIG_JUDGE_RETRY_BUDGET / --metadata "
+                    "judge_retry_budget); gave up without sending it") from None
             rate_limited = False
             try:
                 if self._endpoint_error is not None:
@@ -262,7 +269,8 @@ class JudgeEngine:
                         return hit
                 try:
                     completion = await self._send(prompt)
-                    judgement = judge_reply(completion, weighting)  # unparseable: retried
+                    # unparseable (an echo of the prompt included): retried
+                    judgement = judge_reply(completion, weighting, prompt)
                 except LogprobsRefusedError:
                     # The backend has switched log-probabilities off: ask again now, as every
                     # request in flight when the refusals came back does.
@@ -319,6 +327,8 @@ class JudgeEngine:
             ) from error
 
     def _failed(self, error: str) -> JudgeResult:
+        # the reason is written to per-sample files, results and logs: no key in it
+        error = redact_secrets(error, [_backend_key(self.backend)])
         self._counters.failures += 1
         self._counters.last_error = error
         if self._counters.failures <= _FAILURES_LOGGED:
@@ -328,6 +338,15 @@ class JudgeEngine:
         else:
             logger.debug("judge %s: judgement failed: %s", self.backend.model_name, error)
         return JudgeResult.failure(error)
+
+
+def _backend_key(backend: Any) -> str | None:
+    """The API key a backend (or the backend it wraps) sends, where it keeps one."""
+    for candidate in (backend, getattr(backend, "backend", None)):
+        key = getattr(getattr(candidate, "config", None), "api_key", None)
+        if isinstance(key, str):
+            return key
+    return None
 
 
 def _transcript_entry(prompt: str, result: JudgeResult) -> dict[str, Any]:

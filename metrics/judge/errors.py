@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+
+REDACTED = "[redacted]"
+_MIN_SECRET_CHARACTERS = 8  # shorter "keys" (test stubs) would blank ordinary words
+# a bearer token, or a provider key spelled the usual way (sk-..., sk-proj-..., masked ****)
+_BEARER = re.compile(r"(?i)\b(bearer)\s+[^\s,;\"'}]+")
+_KEY_LIKE = re.compile(r"\b(?:sk|rk|pk)-[A-Za-z0-9_*.\-]{6,}")
+
 
 class JudgeError(Exception):
     """Base class of errors raised by judge backends."""
@@ -57,3 +66,14 @@ class JudgeCacheError(ValueError):
     """The judge cache file cannot be used (a folder, read-only, a full disk, another
     program's database): the message names the path and what to set instead. A
     ``ValueError`` so that the front ends print it as one line."""
+
+
+def redact_secrets(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """``text`` (an error message an endpoint wrote) with the configured keys, bearer
+    tokens and anything spelled like a provider key replaced by ``[redacted]``: such
+    messages are copied into per-sample files, results and logs."""
+    for secret in secrets:
+        if secret and len(secret.strip()) >= _MIN_SECRET_CHARACTERS:
+            text = text.replace(secret.strip(), REDACTED)
+    text = _BEARER.sub(lambda match: f"{match.group(1)} {REDACTED}", text)
+    return _KEY_LIKE.sub(REDACTED, text)

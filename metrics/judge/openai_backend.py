@@ -33,6 +33,7 @@ from condambig_metrics.judge.errors import (
     PermanentJudgeError,
     RateLimitedError,
     TransientJudgeError,
+    redact_secrets,
 )
 from condambig_metrics.judge.records import JudgeCompletion, JudgeConfig
 from condambig_metrics.judge.scoring import token_logprobs
@@ -125,6 +126,8 @@ class OpenAIJudgeBackend:
                 f"judge request failed: {type(error).__name__}: {_one_line(error)}") from error
         if not 200 <= status < 300:
             message, code = _error_message(body)
+            # an endpoint may quote the key it was sent ("Incorrect API key provided: ...")
+            message = redact_secrets(message, [self.config.api_key])
             if status == 400 and with_logprobs and "logprob" in message.lower():
                 # Some models/servers refuse logprobs: judge with the parsed integer instead.
                 self._logprobs_supported = False

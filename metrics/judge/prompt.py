@@ -10,6 +10,8 @@ than the longest run of ``<`` or ``>`` in any of the texts (at least three). A t
 therefore never close its block and write a section of its own (a fake "EXPECTED OUTPUT:").
 Texts without a run of three ``<`` or ``>`` are delimited by ``<<<`` / ``>>>``.
 Lone surrogates (U+D800..U+DFFF, which no UTF-8 request can carry) become U+FFFD.
+:func:`delimited_blocks` gives a rendered prompt's blocks back, so that a reply repeating
+them is not read for a verdict (``scoring.parse_reply``).
 """
 
 from __future__ import annotations
@@ -91,3 +93,15 @@ def delimiter_length(texts: list[str]) -> int:
 
 def _clean(text: str) -> str:
     return replace_lone_surrogates(text.strip())
+
+
+def delimited_blocks(prompt: str) -> tuple[int, list[str]] | None:
+    """The delimiter length of a prompt :func:`render_prompt` wrote and the texts of its
+    blocks (None: not such a prompt)."""
+    opening = re.search(f"^(<{{{MIN_DELIMITER_LENGTH},}})$", prompt, re.MULTILINE)
+    if opening is None:
+        return None
+    length = len(opening.group(1))
+    blocks = re.findall(f"^<{{{length}}}\n(.*?)\n>{{{length}}}$", prompt,
+                        re.MULTILINE | re.DOTALL)
+    return length, blocks

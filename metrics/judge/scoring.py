@@ -27,6 +27,13 @@ is skipped whole (objects inside it are its fields, not verdicts), and a ``{"`` 
 no valid object costs one attempt, of which at most :data:`MAX_BROKEN_OBJECT_STARTS` are
 made (each may scan the rest of the reply once); a reply with more is unreadable rather than
 read up to where the attempts ran out.
+
+Text of the reply that repeats the prompt's delimited blocks (a judge that echoes its
+prompt) is not read for a verdict: each span from an opening ``<`` run as long as the
+prompt's delimiter to the next closing ``>`` run (to the end of the reply when it is not
+closed), and each verbatim copy of a block's text that could hold an object (has a ``{``).
+The output under evaluation sits in such a block, and may hold ``{"score": 10}``; with no
+verdict outside them the reply is unreadable (the judgement is retried, then fails).
 """
 
 from __future__ import annotations
@@ -38,7 +45,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from condambig_metrics.judge.errors import UnparseableReplyError
-from condambig_metrics.judge.prompt import SCORE_MAX, SCORE_MIN
+from condambig_metrics.judge.prompt import SCORE_MAX, SCORE_MIN, delimited_blocks
 from condambig_metrics.judge.records import (
     DEFAULT_JUDGE_WEIGHTING,
     JUDGE_WEIGHTINGS,
@@ -88,13 +95,14 @@ class Judgement:
     reason: str
 
 
-def parse_reply(text: str) -> ParsedScore:
+def parse_reply(text: str, prompt: str | None = None) -> ParsedScore:
     """Find the score in a reply; raise :class:`UnparseableReplyError` when there is none.
 
     The ``"score"`` (a number, or a string holding one) of the last top-level JSON object
-    that has one; with no JSON object in the reply, a number the reply starts with.
+    that has one; with no JSON object in the reply, a number the reply starts with. Text
+    repeating ``prompt``'s delimited blocks is not read.
     """
-    visible = _blank_reasoning(text)
+    visible = _blank_echoes(_blank_reasoning(text), prompt)
     found = last_scored_object(visible)
     if found is None:
         match = _LEADING_NUMBER.search(visible)
@@ -192,18 +200,19 @@ def _checked(value: float, start: int, end: int, reason: str, text: str) -> Pars
     return ParsedScore(value=value, start=start, end=end, reason=reason, text=text[start:end])
 
 
-def judge_reply(completion: JudgeCompletion,
-                weighting: str = DEFAULT_JUDGE_WEIGHTING) -> Judgement:
-    """The judgement in a completion, probability-weighted by ``weighting`` when it can be."""
+def judge_reply(completion: JudgeCompletion, weighting: str = DEFAULT_JUDGE_WEIGHTING,
+                prompt: str | None = None) -> Judgement:
+    """The judgement in a completion, probability-weighted by ``weighting`` when it can be;
+    ``prompt`` (the one sent) marks the text a reply may copy from it."""
     if weighting not in JUDGE_WEIGHTINGS:
         raise ValueError(f"judge weighting must be one of {', '.join(JUDGE_WEIGHTINGS)}; "
                          f"got {weighting!r}")
-    parsed = parse_reply(completion.text)
+    parsed = parse_reply(completion.text, prompt)
     if completion.token_logprobs:
         if weighting == WEIGHTING_DEEPEVAL:
             weighted = deepeval_weighted_score(completion.token_logprobs, parsed.text)
         else:
-            weighted = _weighted_score(completion.token_logprobs, parsed)
+            weighted = _weighted_score(completion.token_logprobs, parsed, prompt)
         if weighted is not None:
             return Judgement(raw_score=weighted, weighted=True, reason=parsed.reason)
     return Judgement(raw_score=parsed.value, weighted=False, reason=parsed.reason)
@@ -284,11 +293,12 @@ def token_logprobs(
     return TokenLogprobs(token=token, top=top, alternatives=tuple(kept))
 
 
-def _weighted_score(tokens: list[TokenLogprobs], parsed: ParsedScore) -> float | None:
+def _weighted_score(tokens: list[TokenLogprobs], parsed: ParsedScore,
+                    prompt: str | None = None) -> float | None:
     """Weighted score at the token that carries the parsed score, if it carries all of it."""
     joined = "".join(token.token for token in tokens)
     try:
-        located = parse_reply(joined)
+        located = parse_reply(joined, prompt)
     except UnparseableReplyError:
         return None
     if located.value != parsed.value or not parsed.value.is_integer():
@@ -316,6 +326,34 @@ def _blank_reasoning(text: str) -> str:
         position = end
     pieces.append(text[position:])
     return "".join(pieces)
+
+
+def _blank_echoes(text: str, prompt: str | None) -> str:
+    """``text`` with what it copies of ``prompt``'s delimited blocks blanked (offsets stay
+    aligned): a verdict the output under evaluation carries is not the judge's."""
+    found = delimited_blocks(prompt) if prompt else None
+    if found is None:
+        return text
+    length, blocks = found
+    spans = []
+    for opening in re.finditer(f"<{{{length},}}", text):
+        close = text.find(">" * length, opening.end())
+        spans.append((opening.start(), len(text) if close < 0 else close + length))
+    for block in blocks:
+        if "{" not in block:
+            continue  # a copy without a brace holds no object to mistake for a verdict
+        start = text.find(block)
+        while start >= 0:
+            spans.append((start, start + len(block)))
+            start = text.find(block, start + len(block))
+    return _blank_spans(text, spans)
+
+
+def _blank_spans(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    characters = list(text)
+    for start, end in spans:
+        characters[start:end] = " " * (end - start)
+    return "".join(characters)
 
 
 def _preview(text: str, limit: int = 120) -> str:

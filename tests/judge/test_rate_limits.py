@@ -4,6 +4,7 @@ retry budget in time, and no hang when the endpoint dies."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -167,3 +168,44 @@ def test_the_server_counts_every_request_under_a_rate_limit(judge_server) -> Non
             statuses.append((error.code, error.headers.get("Retry-After")))
     assert statuses == [(200, None), (200, None), (429, "1")]
     assert server.stats()["requests"] == 3
+
+
+@pytest.mark.parametrize(("retry_after", "form"), [(1e9, "seconds"), (1e9, "ms"),
+                                                   (2.4e9, "date")])  # the date: in 2100
+def test_a_wait_beyond_the_retry_budget_fails_the_queued_judgements_at_once(
+        judge_server, make_engine, retry_after, form) -> None:
+    """One 429 asks for a wait of decades: the judgement refused and every one queued
+    behind the closed gate fail (their retry budget cannot cover it), not wait forever."""
+    server = judge_server({"default": {"scores": {"5": 1.0}},
+                           "faults": [{"kind": "429", "first": 1, "retry_after": retry_after,
+                                       "as": form}]})
+    engine = make_engine(server, concurrency=1, retry_budget_seconds=600.0)
+    done: list = []
+    worker = threading.Thread(target=lambda: done.append(engine.judge_many_sync(
+        [request(f"answer {index}") for index in range(5)])), daemon=True)
+    worker.start()
+    worker.join(120)  # a guard against the old endless wait, not a measured time
+    assert done, "the queued judgements still wait for the gate"
+    [results] = done
+    assert all(result.failed for result in results)
+    assert server.stats()["requests"] == 1 and engine.stats.failures == 5
+    assert all("retry budget" in result.error for result in results)
+
+
+def test_a_judge_refusing_every_other_request_without_retry_after_keeps_going(
+        judge_server, make_engine) -> None:
+    """Every other request gets a 429 naming no wait: every judgement is obtained with the
+    numbers of a clean run, one refusal per judgement, and the engine's pace and
+    concurrency are not run down (each refusal used to halve the pace, to 0.05/s)."""
+    requests = [request(f"answer {i}") for i in range(40)]
+    clean = make_engine(judge_server(SCRIPT)).judge_many_sync(requests)
+    server = judge_server({**SCRIPT, "faults": [{"kind": "429", "every": 2}]})
+    engine = make_engine(server, concurrency=4, max_retries=0)
+    results = engine.judge_many_sync(requests)
+    assert scores(results) == scores(clean)
+    stats = server.stats()
+    assert stats["outcomes"]["ok"] == len(requests)  # one refusal per judgement (the
+    assert stats["outcomes"]["429"] in (len(requests) - 1, len(requests))  # last: maybe none)
+    throttle = engine._throttle
+    assert throttle.intermittent() and throttle.limit >= 2
+    assert throttle.pace is None or throttle.pace > 1.0

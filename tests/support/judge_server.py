@@ -12,8 +12,10 @@ A *script* (dict or JSON file) says what to answer::
         {"contains": "Paris", "scores": {"7": 0.6, "8": 0.3, "seven": 0.1},
          "reason": "close"},
         {"contains": "gibberish", "reply": "I cannot grade this."},   # verbatim reply
-        {"contains": "no logprobs", "scores": {"4": 1.0}, "logprobs": false}
-      ],
+        {"contains": "no logprobs", "scores": {"4": 1.0}, "logprobs": false},
+        {"contains": "parrot", "echo": "after"}   # the prompt copied into the reply: "only"
+      ],                                          # (no verdict), "before" / "after" the
+                                                  # verdict
       "default": {"scores": {"5": 1.0}},          # when no rule matches
       "faults": [                                 # applied before answering
         {"kind": "429", "first": 2},              # the first 2 requests get HTTP 429
@@ -34,7 +36,9 @@ A *script* (dict or JSON file) says what to answer::
     }                                             # request gets HTTP 500 (or "disconnect")
 
 A fault may carry the same ``retry_after`` / ``as`` keys for its HTTP answer (a 429 or 503
-that names its wait). ``GET /stats?timeline=1`` adds one entry per request: when it arrived
+that names its wait), ``"every": N`` (only every N-th matching request gets it: 2, every
+other one), and ``"echo_key": true``: its error message then quotes the request's
+``Authorization`` header ("Incorrect API key provided: Bearer sk-..."), as some servers do. ``GET /stats?timeline=1`` adds one entry per request: when it arrived
 (``at``, ``time.time()``), its outcome and, for an answer naming a wait, the moment the
 wait ends (``retry_until``).
 
@@ -95,13 +99,30 @@ class ScoreRule:
     reason: str = "scripted judgement"
     reply: str | None = None
     logprobs: bool = True
+    echo: str | None = None  # "only" | "before" | "after": the prompt copied into the reply
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ScoreRule:
         scores = {str(token): float(p) for token, p in data.get("scores", {"5": 1.0}).items()}
+        if data.get("echo") not in (None, *ECHO_FORMS):
+            raise ValueError(f"echo must be one of {ECHO_FORMS}, got {data.get('echo')!r}")
         return cls(contains=data.get("contains"), scores=scores,
                    reason=str(data.get("reason", "scripted judgement")),
-                   reply=data.get("reply"), logprobs=bool(data.get("logprobs", True)))
+                   reply=data.get("reply"), logprobs=bool(data.get("logprobs", True)),
+                   echo=data.get("echo"))
+
+    def text(self, prompt: str) -> str:
+        """The reply: verbatim, or the verdict JSON, with the prompt copied where ``echo``
+        says (a judge that repeats its instructions)."""
+        verdict = self.reply if self.reply is not None else json.dumps(
+            {"score": self.score(), "reason": self.reason})
+        if self.echo == "only":
+            return prompt
+        if self.echo == "before":
+            return f"{prompt}\n\n{verdict}"
+        if self.echo == "after":
+            return f"{verdict}\n\nYou asked:\n{prompt}"
+        return verdict
 
     def score(self) -> int | None:
         integers = {int(t): p for t, p in self.scores.items() if t.strip().isdigit()}
@@ -109,6 +130,7 @@ class ScoreRule:
 
 
 RETRY_AFTER_FORMS = ("seconds", "date", "ms", "none")
+ECHO_FORMS = ("only", "before", "after")
 
 
 @dataclass(frozen=True)
@@ -149,6 +171,8 @@ class Fault:
     retry_after: RetryAfter = RetryAfter()
     code: str | None = None  # the error body's code (default: the kind)
     location: str = "http://127.0.0.1:9/v1/chat/completions"  # of a redirect
+    echo_key: bool = False  # the error message quotes the request's Authorization header
+    every: int | None = None  # only every n-th matching request (2: every other one)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Fault:
@@ -161,7 +185,9 @@ class Fault:
                    contains=data.get("contains"),
                    sleep_seconds=float(data.get("sleep_seconds", 5.0)),
                    retry_after=RetryAfter.from_dict(data), code=data.get("code"),
-                   location=str(data.get("location", cls.location)))
+                   location=str(data.get("location", cls.location)),
+                   echo_key=bool(data.get("echo_key", False)),
+                   every=None if data.get("every") is None else int(data["every"]))
 
 
 @dataclass(frozen=True)
@@ -228,6 +254,7 @@ class _State:
             self.requests = 0
             self.outcomes: Counter[str] = Counter()
             self.fault_counts: Counter[int] = Counter()
+            self.fault_seen: Counter[int] = Counter()  # matching requests, for "every"
             self.prompts: list[str] = []
             self.last_request: dict[str, Any] = {}
             self.in_flight = 0
@@ -266,6 +293,10 @@ class _State:
                     continue
                 if fault.first is not None and self.fault_counts[index] >= fault.first:
                     continue
+                if fault.every is not None:
+                    self.fault_seen[index] += 1
+                    if self.fault_seen[index] % fault.every:
+                        continue
                 self.fault_counts[index] += 1
                 chosen = fault
                 break
@@ -303,13 +334,10 @@ def tokenize(text: str) -> list[str]:
 
 
 def completion_body(rule: ScoreRule, model: str, want_logprobs: bool, top_n: int,
-                    number: int) -> dict[str, Any]:
+                    number: int, prompt: str = "") -> dict[str, Any]:
     """The chat-completion JSON for one scripted judgement."""
     score = rule.score()
-    if rule.reply is not None:
-        text = rule.reply
-    else:
-        text = json.dumps({"score": score, "reason": rule.reason})
+    text = rule.text(prompt)
     choice: dict[str, Any] = {
         "index": 0, "message": {"role": "assistant", "content": text},
         "finish_reason": "stop", "logprobs": None,
@@ -427,8 +455,10 @@ class _Handler(BaseHTTPRequestHandler):
                 outcome = fault.kind
                 if fault.kind in HTTP_FAULTS:
                     headers, retry_until = fault.retry_after.headers(time.time())
-                    self._json(int(fault.kind), _error(f"injected HTTP {fault.kind}",
-                                                       fault.code or fault.kind), headers)
+                    message = (f"Incorrect API key provided: {self.headers.get('Authorization')}"
+                               if fault.echo_key else f"injected HTTP {fault.kind}")
+                    self._json(int(fault.kind), _error(message, fault.code or fault.kind),
+                               headers)
                     return
                 if fault.kind == "redirect":
                     self._json(307, _error("moved", "redirect"), {"Location": fault.location})
@@ -453,7 +483,7 @@ class _Handler(BaseHTTPRequestHandler):
                 rule = ScoreRule(reply="I would rather not give a number here.")
             top_n = int(body.get("top_logprobs") or 0)
             payload = completion_body(rule, body.get("model", ""), bool(body.get("logprobs")),
-                                      top_n, state.requests)
+                                      top_n, state.requests, prompt)
             if body.get("stream"):
                 self._stream(payload)
             else:
