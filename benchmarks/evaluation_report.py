@@ -111,7 +111,7 @@ PLANS: dict[str, list[PlannedRun]] = {
         PlannedRun("chat", "lm_eval_served", "abg_coqa_detection", 4, batch_size=1),
     ],
 }
-SPEED_TASK = "abg_coqa_detection"  # plain generate vs the lm-eval run on the same prompts
+SPEED_TASK = "abg_coqa_clarification"  # plain generate vs the lm-eval run on the same prompts
 
 
 # ---------------------------------------------------------------- data
@@ -256,7 +256,7 @@ def failure_category(output: str, hit_limit: bool) -> str:
         return "JSON (or brackets) without the fields asked for"
     if re.search(r"^\s*(?:\*\*)?(?:answer|question|condition)s?(?:\*\*)?\s*:", text,
                  re.IGNORECASE | re.MULTILINE):
-        return "labelled plain text (Answer: ...) instead of JSON"
+        return "labels (Question: ...) but no answer after an Answer: label"
     return "prose instead of the format asked for"
 
 
@@ -444,6 +444,7 @@ def _baseline_parser(benchmark: str):
                             capture_output=True, text=True, check=True).stdout
     name = f"_baseline_{benchmark}_parser"
     module = importlib.util.module_from_spec(importlib.util.spec_from_loader(name, loader=None))
+    sys.modules[name] = module  # dataclasses look their module up while it executes
     exec(compile(source, path, "exec"), module.__dict__)
     return module
 
@@ -626,6 +627,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plan", choices=sorted(PLANS), default="full")
     parser.add_argument("--write", type=Path, default=None,
                         help="write the report here (default: print it)")
+    parser.add_argument("--report-only", action="store_true",
+                        help="run nothing: report the plan's runs already finished in --runs")
     args = parser.parse_args(argv)
     if args.data_dir is None or not args.data_dir.is_dir():
         parser.error("give --data-dir (or CONDAMBIG_DATA_DIR): the upstream data folder")
@@ -637,11 +640,13 @@ def main(argv: list[str] | None = None) -> int:
            **real_model.agent_environment(folder)}
     env.pop("CONDAMBIG_JUDGE_MODEL", None)
     plans = PLANS[args.plan]
+    if args.report_only:
+        plans = [plan for plan in plans if (args.runs / plan.name / "run.json").is_file()]
     needs_server = [plan for plan in plans if ROUTE[plan.route].served or plan.config == "judged"]
     for plan in plans:
-        if plan not in needs_server:
+        if plan not in needs_server and not args.report_only:
             run_one(plan, folder, args.runs, env, None)
-    if needs_server:
+    if needs_server and not args.report_only:
         with ServedModel(folder, args.runs / "serve.log", env=env) as served:
             for plan in needs_server:
                 judge = served.judge_environment() if plan.config == "judged" else {}
