@@ -71,17 +71,15 @@ class PlannedRun:
 # runs), the tasks with short prompts again without the chat template (the paired
 # comparison), and two tasks through Inspect `hf` and the served route. CondAmbigQA's settings
 # with fragments read 2,600-token prompts (4,800 at most) and may write 1,536 tokens: on 2 CPU
-# cores that is minutes per question, hours per task. `session`: the prefixes one 3-hour
-# session on 2 shared cores could run (docs/evaluation-report.md says which).
+# cores that is minutes per question, hours per task. `session`: what one 3-hour session on 2
+# shared cores could run (docs/evaluation-report.md says which); the other tasks ran with
+# real outputs only in the real-model test tier (tests/real_model/, fixture data).
 CHEAP = ("ambignq", "abg_coqa_detection", "abg_coqa_clarification", "abg_coqa_clarified_qa",
          "condambigqa_closed_book")
 ABG = CHEAP[1:4]
 COSTLY = ("hotpot_flm_test", "hotpot_flm", "conditionalqa", "condambigqa_closed_book_conditions",
           "condambigqa", "condambigqa_gold_conditions", "condambigqa_no_conditions")
-SESSION_PREFIX = {"condambigqa_closed_book": 20, "hotpot_flm_test": 5, "hotpot_flm": 5,
-                  "conditionalqa": 5, "condambigqa_closed_book_conditions": 5,
-                  "condambigqa": 2, "condambigqa_gold_conditions": 2,
-                  "condambigqa_no_conditions": 2}
+SESSION_PREFIX = {"condambigqa_closed_book": 10, "hotpot_flm_test": 5}
 PLANS: dict[str, list[PlannedRun]] = {
     "full": [
         *(PlannedRun("chat", "lm_eval_hf", task, 100, batch_size=32) for task in CHEAP),
