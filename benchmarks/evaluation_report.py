@@ -549,13 +549,23 @@ def speed_section(measured: Sequence[Measured], folder: Path) -> str:
     return "\n\n".join(parts)
 
 
-def judge_section(measured: Sequence[Measured], runs: Path) -> str:
+def judge_section(plans: Sequence[PlannedRun], measured: Sequence[Measured], runs: Path) -> str:
     """What the judged runs did with the served model as the judge (lm-eval)."""
     parts = []
-    for m in measured:
-        if m.plan.config != "judged":
+    by_plan = {m.plan: m for m in measured}
+    for plan in plans:
+        if plan.config != "judged":
             continue
-        out = runs / m.plan.name
+        out = runs / plan.name
+        if plan not in by_plan:
+            run = json.loads((out / "run.json").read_text())
+            said = [line for line in (out / "stderr.txt").read_text().splitlines()
+                    if line.startswith("condambig:")]
+            parts.append(f"`{plan.task}` ({plan.limit} items), judge `{real_model.SERVED_NAME}` "
+                         f"served on 127.0.0.1: exit {run['returncode']}, nothing generated; "
+                         f"what the run said: " + "; ".join(f"`{line[:400]}`" for line in said))
+            continue
+        m = by_plan[plan]
         run = json.loads((out / "run.json").read_text())
         [results_file] = sorted((out / "lm_eval").rglob("results_*.json"))
         results = json.loads(results_file.read_text())
@@ -650,14 +660,16 @@ def main(argv: list[str] | None = None) -> int:
                 judge = served.judge_environment() if plan.config == "judged" else {}
                 run_one(plan, folder, args.runs, {**env, **served.environment(), **judge},
                         served if ROUTE[plan.route].served else None)
-    measured = [measure(plan, args.runs / plan.name, folder, env) for plan in plans]
+    # a judged run stopped by the judge check before generation has no log to measure
+    measured = [measure(plan, args.runs / plan.name, folder, env) for plan in plans
+                if plan.config != "judged" or list((args.runs / plan.name).rglob("results_*.json"))]
     out_dir = (args.write.parent / args.write.stem) if args.write else args.runs / "report"
     out_dir.mkdir(parents=True, exist_ok=True)
     extras = {
         "Parser changes on these outputs": parser_changes_section(measured, env),
         "Paired comparison: chat template or not (condambig-report)":
             report_section(measured, args.runs, out_dir, env),
-        "The served model as the judge": judge_section(measured, args.runs),
+        "The served model as the judge": judge_section(plans, measured, args.runs),
         "Consistency across front ends": consistency_section(measured),
         "Speed": speed_section(measured, folder),
         "Register entries from the Inspect runs": register_section(measured, args.runs,

@@ -188,10 +188,19 @@ JUDGED_METRIC = {"condambigqa": "combined_score", "abg_coqa_clarification": "jud
 
 def test_the_served_model_as_judge_follows_the_trust_rules_in_lm_eval(judged_runs):
     """A judgement that fails (the 135M judge seldom writes the verdict format) is never
-    scored: past judge_max_failed (0) the judged metrics and the headline are withheld with
+    scored (or the judge check stops the run before generation, in one line): past judge_max_failed (0) the judged metrics and the headline are withheld with
     their reason, the results and samples are still written, and the command exits 1;
     with no failure the judged metrics are numbers and it exits 0."""
     run = judged_runs["lm_eval"]
+    if not list((judged_runs["tmp"] / "judged_lm_eval").rglob("results_*.json")):
+        # the judge check before generation gives the judge its timeout to answer one
+        # request; a 135M model on a loaded CPU may not: one line, exit 1, nothing generated
+        said = [line for line in (run.stdout + run.stderr).splitlines()
+                if line.startswith("condambig:")]
+        assert run.returncode == 1 and len(said) == 1, run.stderr[-3000:]
+        assert "before any generation" in said[0] and real_model.SERVED_NAME in said[0]
+        assert not list((judged_runs["tmp"] / "judged_lm_eval").rglob("samples_*.jsonl"))
+        return
     [path] = (judged_runs["tmp"] / "judged_lm_eval").rglob("results_*.json")
     results = json.loads(path.read_text())
     assert list((judged_runs["tmp"] / "judged_lm_eval").rglob(
