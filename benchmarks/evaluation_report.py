@@ -382,7 +382,7 @@ def render(measured: Sequence[Measured], extras: Mapping[str, str], stand_in: bo
     if any(m.options.get("split") == "val" for m in measured if m.benchmark == "abg_coqa"):
         lines += ["**Abg-CoQA** ran on its val split (the data folder holds `coqa_abg_val.json` "
                   "only); the paper's numbers are on the test split.", ""]
-    if stand_in:
+    if stand_in and any(m.benchmark == "conditionalqa" for m in measured):
         lines += ["**ConditionalQA** ran on a stand-in `documents.json` built from the dev "
                   "questions' own evidence and condition elements (the upstream documents file "
                   "was not available): its numbers are not the benchmark's; the real benchmark "
@@ -514,11 +514,11 @@ def consistency_section(measured: Sequence[Measured]) -> str:
                     f"{len(shared)} | {len(shared) - len(differ)} | {len(differ)} | "
                     f"{same_prompt} |")
     return "\n".join([
-        "Greedy outputs of the same items, against the lm-eval `hf` run (batch 16):",
+        "Greedy outputs of the same items, against the lm-eval `hf` run of the same task:",
         "", "| task | route | items | same output | different | of which same prompt text |",
         "| --- | --- | --- | --- | --- | --- |", *rows, "",
-        "A different output from the same prompt text comes from batching: lm-eval pads a "
-        "batch of 16 on the left, which moves float32 logits in the last bits, and a greedy "
+        "A different output from the same prompt text would come from batching: lm-eval pads "
+        "a batch on the left, which moves float32 logits in the last bits, and a greedy "
         "tie-break then picks another token; at batch size 1 every route gives the same text "
         "(the real-model test tier checks it on every task, tests/real_model/)."])
 
@@ -546,6 +546,8 @@ def speed_section(measured: Sequence[Measured], folder: Path) -> str:
             f"concurrency, 1 request in flight), `{served.plan.task}` {served.n} items: "
             f"{served.tokens / served.wall_seconds:.1f} generated tokens/s "
             f"({served.wall_seconds:.0f} s, {served.tokens} tokens).")
+    parts.append("Each number is one command's wall time on a machine shared with other "
+                 "work while it ran: rerun the script alone for a clean ratio.")
     return "\n\n".join(parts)
 
 

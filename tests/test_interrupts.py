@@ -59,7 +59,8 @@ def judgement_prompts(server: JudgeServer) -> list[str]:
 
 @pytest.fixture(scope="module")
 def slow_judge():
-    with JudgeServer({**JUDGE_SCRIPT, "latency_ms": 150}) as server:
+    # slow enough that a loaded machine still signals mid-run (28 judgements, one at a time)
+    with JudgeServer({**JUDGE_SCRIPT, "latency_ms": 400}) as server:
         yield server
 
 

@@ -51,7 +51,7 @@ def test_hotpot_flm_interrupted_agent_step_resumes_with_the_same_numbers(tiny_t5
     def command(name: str) -> list[str]:
         return [executable("condambig-score"), "hotpot_flm", "--questions", "repeater",
                 "--answering-agent", str(tiny_t5), "--downstream-model", str(tiny_t5),
-                "--device", "cpu", "--batch-size", "4",
+                "--device", "cpu", "--batch-size", "1",  # many small batches: a wide window
                 "--per-example", str(tmp_path / f"{name}.jsonl")]
 
     def env(cache: str) -> dict[str, str]:
