@@ -22,7 +22,7 @@ from tests.support.interrupting import assert_clean_stop, interrupt, sqlite_rows
 
 pytestmark = pytest.mark.e2e
 
-FLM_COPIES = 10  # the fixture's examples ten times over: a few seconds of agent work
+FLM_COPIES = 30  # the fixture's examples thirty times over: seconds of agent work, a wide window
 
 
 def _larger_flm_data(root: Path) -> Path:
