@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sqlite3
 import subprocess
 import time
@@ -22,8 +23,11 @@ def interrupt(command: list[str], env: dict[str, str], cwd: Path, ready: Callabl
               signum: int) -> tuple[int, float, str]:
     """Start ``command``, send ``signum`` once ``ready()``; (exit code, seconds it took to
     exit after the signal, stderr)."""
+    # SIGINT back to its default in the child: a shell's background job (``cmd &``) starts
+    # with SIGINT ignored, which Python keeps, and Ctrl-C would then be tested on nothing
     process = subprocess.Popen(command, env=env, cwd=cwd, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+                               stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         wait_for(lambda: ready() or process.poll() is not None, "the run to get going")
         assert process.poll() is None, f"finished before the signal:\n{process.stderr.read()}"
