@@ -267,7 +267,7 @@ def measure(plan: PlannedRun, out: Path, folder: Path, env: dict[str, str]) -> M
     scored = subprocess.run(
         [str(Path(sys.executable).parent / "condambig-score"), spec.benchmark, "--from-log",
          str(log), "--per-sample", str(per_sample)], env=env, capture_output=True, text=True)
-    if scored.returncode not in (0, 2):
+    if scored.returncode != 0:  # judge-free rescoring: any other exit is a failure
         raise SystemExit(f"condambig-score --from-log {log} failed: {scored.stderr[-2000:]}")
     result = json.loads(scored.stdout)
     (out / "from-log.json").write_text(json.dumps(result, indent=1))

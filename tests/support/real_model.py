@@ -13,6 +13,7 @@ Every route is greedy: lm-eval's tasks are; Inspect's ``hf`` provider samples un
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -193,7 +194,8 @@ class TaskSpec:
     inspect_options: tuple[tuple[str, str], ...]  # the -T options it needs
 
 
-def greedy_tasks() -> list[TaskSpec]:
+@functools.cache
+def greedy_tasks() -> tuple[TaskSpec, ...]:
     """Every variant of every registered benchmark that decodes greedily (the sampled
     variants, such as condambigqa_paper, cannot agree across front ends), from the specs:
     a new benchmark is covered without editing this list."""
@@ -211,7 +213,7 @@ def greedy_tasks() -> list[TaskSpec]:
             task, *options = command.split(" -T ")
             specs.append(TaskSpec(name, variant.task, task, tuple(
                 tuple(option.split("=", 1)) for option in options)))
-    return specs
+    return tuple(specs)
 
 
 def inspect_groups(specs: Sequence[TaskSpec]) -> list[tuple[tuple[str, ...], dict[str, str]]]:
