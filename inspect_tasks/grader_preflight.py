@@ -24,7 +24,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from inspect_ai.model import ChatMessageUser, Model, ModelOutput, get_model, model_roles
+from inspect_ai.model import (
+    ChatMessageUser,
+    GenerateConfig,
+    Model,
+    ModelOutput,
+    get_model,
+    model_roles,
+)
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from condambig.judge_backend import GRADER_ROLE, JUDGE_GENERATE_CONFIG, error_summary
@@ -35,12 +42,18 @@ from condambig_metrics.judge import (
     TransientJudgeError,
     normalized_base_url,
 )
-from condambig_metrics.judge.preflight import JudgeUnavailableError, check_judge
+from condambig_metrics.judge.preflight import (
+    PREFLIGHT_MAX_TOKENS,
+    JudgeUnavailableError,
+    check_judge,
+)
 from condambig_tasks.errors import CondambigError
 
 IN_PROCESS_PROVIDERS = frozenset({"hf", "transformer_lens", "nnterp", "llama-cpp-python",
                                   "mockllm", "none"})
 CHECK_TIMEOUT_SECONDS = 20.0
+# a judgement's request, capped at a few tokens: the reply is never scored
+CHECK_GENERATE_CONFIG = JUDGE_GENERATE_CONFIG.merge(GenerateConfig(max_tokens=PREFLIGHT_MAX_TOKENS))
 
 
 class GraderUnavailableError(CondambigError):
@@ -58,7 +71,7 @@ class ProviderCheck:
         try:
             result = await self.api.generate(
                 input=[ChatMessageUser(content=prompt)], tools=[], tool_choice="none",
-                config=JUDGE_GENERATE_CONFIG)
+                config=CHECK_GENERATE_CONFIG)
         except Exception as error:  # the provider SDK's own exception types
             raise self._classified(error) from error
         output = result[0] if isinstance(result, tuple) else result

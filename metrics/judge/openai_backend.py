@@ -94,7 +94,13 @@ class OpenAIJudgeBackend:
             settings["max_tokens"] = str(self.config.max_tokens)
         return settings
 
-    async def complete(self, prompt: str) -> JudgeCompletion:
+    async def check(self, prompt: str) -> JudgeCompletion:
+        """The check request before any generation: as a judgement, but a few tokens."""
+        from condambig_metrics.judge.preflight import PREFLIGHT_MAX_TOKENS
+
+        return await self.complete(prompt, max_tokens=PREFLIGHT_MAX_TOKENS)
+
+    async def complete(self, prompt: str, max_tokens: int | None = None) -> JudgeCompletion:
         """One chat-completions request. When the endpoint refuses log-probabilities, they
         are switched off for this backend and :class:`LogprobsRefusedError` asks the engine
         to send the prompt again (so does every request that was in flight with them)."""
@@ -104,7 +110,7 @@ class OpenAIJudgeBackend:
             "model": self.config.model,
             "messages": [{"role": "user", "content": prompt}],
             "temperature": 0,
-            "max_tokens": self.config.max_tokens,
+            "max_tokens": self.config.max_tokens if max_tokens is None else max_tokens,
         }
         with_logprobs = self._logprobs_supported
         if with_logprobs:

@@ -25,6 +25,9 @@ from condambig_metrics.judge.errors import (
 
 PREFLIGHT_PROMPT = ('This is a connection check. Reply with exactly this JSON and nothing '
                     'else: {"score": 0, "reason": "ok"}')
+# The check's reply is never scored (any answer shows the judge works), so it asks for a few
+# tokens rather than a judgement's budget: a slow local judge then answers it in seconds.
+PREFLIGHT_MAX_TOKENS = 16
 _ATTEMPTS = 2
 _PAUSE_SECONDS = 0.5
 
@@ -43,7 +46,8 @@ class JudgeUnavailableError(ValueError):
 async def check_judge_async(backend: Any, where: str, *, attempts: int = _ATTEMPTS,
                             timeout_seconds: float = 30.0, what_to_set: str = "",
                             moment: str = "before any generation") -> int:
-    """Send one minimal request through ``backend`` (``complete(prompt)``); raise
+    """Send one minimal request through ``backend`` (its ``check(prompt)`` when it has one,
+    capped at :data:`PREFLIGHT_MAX_TOKENS`, else ``complete(prompt)``); raise
     :class:`JudgeUnavailableError` when the judge cannot be used. Returns the number of
     requests sent (for request counts that must equal what the endpoint received).
 
@@ -52,9 +56,10 @@ async def check_judge_async(backend: Any, where: str, *, attempts: int = _ATTEMP
     says when the check ran, for the message.
     """
     last: Exception | None = None
+    send = getattr(backend, "check", None) or backend.complete
     for attempt in range(max(1, attempts)):
         try:
-            await asyncio.wait_for(backend.complete(PREFLIGHT_PROMPT), timeout_seconds)
+            await asyncio.wait_for(send(PREFLIGHT_PROMPT), timeout_seconds)
             return attempt + 1
         except (LogprobsRefusedError, UnparseableReplyError):
             return attempt + 1  # it answered: the backend has switched log-probabilities
@@ -68,8 +73,8 @@ async def check_judge_async(backend: Any, where: str, *, attempts: int = _ATTEMP
             last = error
         if attempt + 1 < attempts:
             await asyncio.sleep(_PAUSE_SECONDS)
-    raise JudgeUnavailableError(_message(where, last, what_to_set, moment, unreachable=True),
-                                max(1, attempts))
+    raise JudgeUnavailableError(_message(where, last, what_to_set, moment, timeout_seconds,
+                                         unreachable=True), max(1, attempts))
 
 
 def check_judge(backend: Any, where: str, **keywords: Any) -> None:
@@ -100,12 +105,16 @@ def _rate_limited(error: BaseException) -> bool:
 
 
 def _message(where: str, error: BaseException | None, what_to_set: str, moment: str,
-             unreachable: bool = False) -> str:
+             timeout_seconds: float = 0.0, unreachable: bool = False) -> str:
     if isinstance(error, asyncio.TimeoutError):
-        detail = "no answer within the timeout"
+        # connected (or still connecting) but silent: too slow or stuck, not necessarily absent
+        detail = (f"no answer to a {PREFLIGHT_MAX_TOKENS}-token request within "
+                  f"{timeout_seconds:g} s (too slow or stuck)")
     else:
         detail = str(error).rstrip(".") if error is not None else "no answer"
     state = "cannot be reached" if unreachable else "refused the check request"
+    if isinstance(error, asyncio.TimeoutError):
+        state = "did not answer the check request"
     hint = f" Check {what_to_set}." if what_to_set else ""
     when = f" {moment}" if moment else ""
     return f"the judge {where} {state}{when}: {detail}.{hint}"

@@ -89,3 +89,27 @@ def test_a_grader_that_failed_its_check_is_checked_again_one_that_answered_is_no
     grader_preflight.check_grader(grader)  # fixed: checked again, and answers
     grader_preflight.check_grader(grader)  # answered before: not asked again
     assert len(calls) == 2
+
+
+def test_the_check_asks_for_a_few_tokens_not_a_judgements_budget():
+    """A slow local judge answers a 16-token request in seconds where a full judgement's
+    budget would run past the check's timeout."""
+    from condambig_metrics.judge.preflight import PREFLIGHT_MAX_TOKENS
+
+    with JudgeServer({}) as server:
+        backend = OpenAIJudgeBackend(JudgeConfig(model="judge-model", base_url=server.base_url,
+                                                 api_key="k", max_tokens=512))
+        check_judge(backend, "judge-model at " + server.base_url)
+        stats = server.stats()
+    assert stats["requests"] == 1
+    assert stats["last_request"]["max_tokens"] == PREFLIGHT_MAX_TOKENS < 512
+
+
+def test_a_judge_that_connects_but_stays_silent_is_called_slow_not_unreachable():
+    with JudgeServer({"latency_ms": 3000}) as server:
+        with pytest.raises(JudgeUnavailableError) as raised:
+            check_judge(_backend(server.base_url), "judge-model at " + server.base_url,
+                        attempts=1, timeout_seconds=0.2)
+    message = str(raised.value)
+    assert "did not answer the check request" in message and "cannot be reached" not in message
+    assert "too slow or stuck" in message and "\n" not in message
