@@ -1,0 +1,109 @@
+"""The evaluation report's own logic (benchmarks/evaluation_report.py), without a model:
+its records survive a round trip as valid JSON, a plan resumes from the records of another
+sitting, failures are sorted by what the text shows, and ConditionalQA's stand-in documents
+are read by the project's own loader."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def report():
+    spec = importlib.util.spec_from_file_location("evaluation_report",
+                                                  REPO / "benchmarks" / "evaluation_report.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["evaluation_report"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _record(report, task="ambignq", limit=100, **changes):
+    plan = report.PlannedRun("chat", "lm_eval_hf", task, limit, batch_size=32)
+    values = dict(plan=plan, benchmark="ambignq", n=limit, headline="f1_answer_all",
+                  value=0.25, stderr=0.05, metrics={"f1_answer_all": 0.25, "parse_rate": 0.5},
+                  parse_rate=0.5, truncation_rate=0.1,
+                  failures={"prose instead of the format asked for": {
+                      "count": 3, "examples": ["It was 1948.", "Paris"]}},
+                  reproduced=True, digest_matched=True, wall_seconds=100.0, tokens=500,
+                  output_digests={"q1": "a" * 16}, prompt_digests={"q1": "b" * 16},
+                  options={}, command=["lm_eval"], measured_on="2026-11-26")
+    values.update(changes)
+    return report.Measured(**values)
+
+
+def test_a_record_round_trips_and_writes_null_for_nan(report):
+    measured = _record(report, value=math.nan, metrics={"f1_answer_all": math.nan,
+                                                        "nested": [math.inf, 1.0]})
+    text = measured.to_json()
+    json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in the record"))
+    back = report.Measured.from_json(text)
+    assert back.value is None and back.metrics == {"f1_answer_all": None, "nested": [None, 1.0]}
+    assert back.plan == measured.plan and back.failures == measured.failures
+
+
+def test_the_report_lists_what_is_not_yet_measured_and_renders_the_rest(report, tmp_path):
+    plans = [report.PlannedRun("chat", "lm_eval_hf", "ambignq", 100, batch_size=32),
+             report.PlannedRun("chat", "lm_eval_hf", "conditionalqa", 100, batch_size=32)]
+    records = tmp_path / "runs"
+    records.mkdir()
+    (records / f"{plans[0].name}.json").write_text(_record(report).to_json())
+    measured, stopped = report.load_records(plans, records)
+    assert list(measured) == [plans[0]] and not stopped
+    pending = [plan for plan in plans if plan not in measured]
+    text = report.render(list(measured.values()), {}, pending, "full")
+    assert "**Not yet measured** (1 runs" in text and "`chat-lm_eval_hf-conditionalqa` (100)" in text
+    row = next(line for line in text.splitlines() if line.startswith("| `ambignq`"))
+    assert "0.250 ± 0.050" in row and "| 0.50 | 0.10 | 100 | 5.0 | yes |" in row
+    assert "| prose instead of the format asked for | 3 | `It was 1948.`<br>`Paris` |" in text
+
+
+def test_a_judged_run_stopped_by_the_judge_check_is_read_back_as_such(report, tmp_path):
+    plan = report.PlannedRun("judged", "lm_eval_hf", "abg_coqa_clarification", 100, 8)
+    records = tmp_path / "runs"
+    records.mkdir()
+    (records / f"{plan.name}.json").write_text(json.dumps(
+        {"plan": plan.__dict__, "command": ["lm_eval"], "returncode": 1,
+         "said": ["condambig: abg_coqa: the judge ... did not answer the check request"],
+         "measured_on": "2026-11-26"}))
+    measured, stopped = report.load_records([plan], records)
+    assert not measured and stopped[plan]["returncode"] == 1
+    assert "exit 1, nothing generated" in report.judge_section([plan], [], stopped)
+
+
+@pytest.mark.parametrize(("output", "hit_limit", "category"), [
+    ("", False, "empty"),
+    ("a\nb\na\nb\na\nb", True, "repeats itself until the token limit"),
+    ("one two three", True, "cut at the token limit"),
+    ('{"answer": }', False, "JSON (or brackets) without the fields asked for"),
+    ("Question: who?\nAnswer:", False,
+     "labels (Question: ...) but no answer after an Answer: label"),
+    ("It was invented in 1948.", False, "prose instead of the format asked for"),
+])
+def test_failures_are_sorted_by_what_the_text_shows(report, output, hit_limit, category):
+    assert report.failure_category(output, hit_limit) == category
+
+
+def test_the_stand_in_documents_are_read_by_the_conditionalqa_loader(report, tmp_path):
+    from condambig_tasks.conditionalqa.loader import load_documents
+
+    questions = [
+        {"url": "https://www.gov.uk/a-benefit", "evidences": ["<p>You can get it.</p>"],
+         "answers": [["yes", ["<li>if you are over 18</li>"]]]},
+        {"url": "https://www.gov.uk/a-benefit", "evidences": ["<p>You can get it.</p>",
+                                                            "<p>It is paid weekly.</p>"],
+         "answers": []},
+    ]
+    path = tmp_path / "documents.json"
+    path.write_text(json.dumps(report.stand_in_documents(questions)))
+    [document] = load_documents(path).values()
+    assert list(document.contents) == ["<h1>A benefit</h1>", "<p>You can get it.</p>",
+                                       "<li>if you are over 18</li>", "<p>It is paid weekly.</p>"]
