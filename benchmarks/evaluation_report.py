@@ -87,16 +87,23 @@ FIRST = ("conditionalqa", "hotpot_flm_test", "condambigqa_closed_book_conditions
 LONG = ("condambigqa", "condambigqa_gold_conditions", "condambigqa_no_conditions", "hotpot_flm")
 PLANS: dict[str, list[PlannedRun]] = {
     "full": [
-        # tasks in the order they are run: the ones with the fewest real outputs so far first
+        # in the order they run: every task once at 100 items (the short ones first), the
+        # other front ends and the judge, then the long CondAmbigQA settings, then the
+        # configuration without the chat template
         *(PlannedRun("chat", "lm_eval_hf", task, 100, batch_size=32) for task in FIRST),
         *(PlannedRun("chat", "lm_eval_hf", task, 100, batch_size=32) for task in CHEAP),
-        *(PlannedRun("chat", "lm_eval_hf", task, 100, batch_size=32) for task in LONG),
-        *(PlannedRun("plain", "lm_eval_hf", task, 100, batch_size=32) for task in CHEAP),
+        PlannedRun("plain", "lm_eval_hf", "abg_coqa_detection", 100, batch_size=32),
         PlannedRun("chat", "inspect_hf", "ambignq", 100, batch_size=8),
         PlannedRun("chat", "inspect_hf", "abg_coqa_detection", 100, batch_size=8),
         PlannedRun("chat", "lm_eval_served", "abg_coqa_detection", 100, batch_size=1),
-        PlannedRun("judged", "lm_eval_hf", "abg_coqa_clarification", 100, batch_size=8),
-        PlannedRun("judged", "lm_eval_hf", "condambigqa_closed_book", 100, batch_size=8),
+        # the served model as the judge, on a few items: it shows what the trust rules do
+        # with a real judge's replies (every judgement is a generation of up to 256 tokens on
+        # the same CPU; CondAmbigQA judges every generated-gold pair)
+        PlannedRun("judged", "lm_eval_hf", "abg_coqa_clarification", 10, batch_size=10),
+        PlannedRun("judged", "lm_eval_hf", "condambigqa_closed_book", 3, batch_size=3),
+        *(PlannedRun("chat", "lm_eval_hf", task, 100, batch_size=32) for task in LONG),
+        *(PlannedRun("plain", "lm_eval_hf", task, 100, batch_size=32)
+          for task in CHEAP if task != "abg_coqa_detection"),
     ],
     "quick": [
         PlannedRun("chat", "lm_eval_hf", "abg_coqa_detection", 8),
@@ -814,22 +821,20 @@ def main(argv: list[str] | None = None) -> int:
 
     todo = [plan for plan in plans if plan not in measured and plan not in stopped
             and (not args.report_only or (args.runs / plan.name / "run.json").is_file())]
-    needs_server = [plan for plan in todo if ROUTE[plan.route].served or plan.config == "judged"]
-    for plan in todo:
-        if plan not in needs_server:
+    with contextlib.ExitStack() as stack:
+        served: ServedModel | None = None
+        for plan in todo:  # in plan order; the server is started for the first run needing it
+            run_env = env
+            if not args.report_only and (ROUTE[plan.route].served or plan.config == "judged"):
+                if served is None:
+                    served = stack.enter_context(
+                        ServedModel(folder, args.runs / "serve.log", env=env))
+                judge = served.judge_environment() if plan.config == "judged" else {}
+                run_env = {**env, **served.environment(), **judge}
             if not args.report_only:
-                run_one(plan, folder, args.runs, env, None)
+                run_one(plan, folder, args.runs, run_env,
+                        served if ROUTE[plan.route].served else None)
             record(plan, env)
-    if needs_server:
-        with contextlib.ExitStack() as stack:
-            served = None if args.report_only else stack.enter_context(
-                ServedModel(folder, args.runs / "serve.log", env=env))
-            for plan in needs_server:
-                if served is not None:
-                    judge = served.judge_environment() if plan.config == "judged" else {}
-                    run_one(plan, folder, args.runs, {**env, **served.environment(), **judge},
-                            served if ROUTE[plan.route].served else None)
-                record(plan, env)
     write(final=True)
     return 0
 
