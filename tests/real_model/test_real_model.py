@@ -11,14 +11,17 @@ the verdict format) ends the run as the trust rules say. The budget is cut to
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import math
+import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURE_DATA, executable, subprocess_env
+from tests.conftest import FIXTURE_DATA, subprocess_env
 from tests.support import real_model
 from tests.support.real_model import ROUTES, ServedModel, TaskRun
 
@@ -125,11 +128,25 @@ def judged_runs(tier) -> dict:
     return tier["judged"]
 
 
-def _rescore(run: TaskRun, folder: Path, tmp: Path) -> tuple[dict, list[dict]]:
+def _rescore(run: TaskRun, folder: Path, tmp: Path, monkeypatch) -> tuple[dict, list[dict]]:
+    """``condambig-score BENCHMARK --from-log LOG --per-sample FILE``, through the command's
+    own ``main`` in this process: some forty rescorings would otherwise spend most of their
+    time starting Python (the command itself runs in subprocesses in tests/test_rescore_logs.py
+    and tests/test_cli_judge.py)."""
+    from condambig_tasks import cli
+
+    for key in [key for key in os.environ if key.startswith("CONDAMBIG_JUDGE_")]:
+        monkeypatch.delenv(key)
+    for key, value in {"CONDAMBIG_DATA_DIR": str(FIXTURE_DATA), "HF_HUB_OFFLINE": "1",
+                       **real_model.agent_environment(folder)}.items():
+        monkeypatch.setenv(key, value)
     per_sample = tmp / f"{run.route}-{run.task}.jsonl"
-    result = _run([executable("condambig-score"), run.benchmark, "--from-log", str(run.log),
-                   "--per-sample", str(per_sample)], _env(folder), tmp)
-    return (json.loads(result.stdout),
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        code = cli.main([run.benchmark, "--from-log", str(run.log),
+                         "--per-sample", str(per_sample)])
+    assert code == 0, (run.route, run.task, code)
+    return (json.loads(printed.getvalue()),
             [json.loads(line) for line in per_sample.read_text().splitlines()])
 
 
@@ -151,14 +168,15 @@ def test_the_model_is_a_plain_hugging_face_folder(smollm2):
 
 
 @pytest.mark.parametrize("route", [route.name for route in ROUTES])
-def test_every_task_finishes_and_from_log_reproduces_it(runs, route, smollm2, tmp_path):
+def test_every_task_finishes_and_from_log_reproduces_it(runs, route, smollm2, tmp_path,
+                                                        monkeypatch):
     """Every task has its outputs, each scored with a parse outcome, and rescoring the log
     gives the numbers the front end printed, from the same outputs."""
     from condambig_tasks import registry
 
     for task, run in runs[route].items():
         assert 1 <= len(run.outputs) <= LIMIT, (route, task)
-        result, samples = _rescore(run, smollm2, tmp_path)
+        result, samples = _rescore(run, smollm2, tmp_path, monkeypatch)
         assert result["source"]["outputs_sha256_matched"] is True, (route, task)
         assert result["n_scored"] == len(run.outputs) == len(samples), (route, task)
         reported = result["reported"]
