@@ -26,7 +26,7 @@ from condambig_metrics.judge import (
     token_logprobs,
 )
 from condambig_metrics.judge.errors import redact_secrets
-from condambig_metrics.judge.records import DEFAULT_JUDGE_CONCURRENCY
+from condambig_metrics.judge.records import DEFAULT_JUDGE_CONCURRENCY, DEFAULT_JUDGE_MAX_RETRIES
 
 GRADER_ROLE = "grader"
 
@@ -138,7 +138,7 @@ def grader_judge_engine(
     cache_path: str | Path | None = None,
     *,
     concurrency: int = DEFAULT_JUDGE_CONCURRENCY,
-    max_retries: int = 4,
+    max_retries: int = DEFAULT_JUDGE_MAX_RETRIES,
     use_cache: bool = True,
     progress_factory: Callable[[str, int], Any] | None = None,
     default: str | None = None,
