@@ -18,15 +18,17 @@ LOGGER_NAME = "condambig"
 PROJECT_LOGGERS = ("condambig", "condambig_tasks", "condambig_metrics")
 logger = logging.getLogger(LOGGER_NAME)
 
-# done / total per step label over the whole process (what an interrupted run has finished)
+# done / total / failed per step label over the whole process (what an interrupted run
+# has finished)
 _TALLY: dict[str, list[int]] = {}
 _TALLY_LOCK = threading.Lock()
 
 
 def tally() -> dict[str, tuple[int, int]]:
-    """Units done and to do per step label, summed over every :class:`Progress` so far."""
+    """Units done and kept (a failed unit, such as a failed judgement, is not: a rerun
+    does it again) and units to do per step label, over every :class:`Progress` so far."""
     with _TALLY_LOCK:
-        return {label: (done, total) for label, (done, total) in _TALLY.items()}
+        return {label: (done - failed, total) for label, (done, total, failed) in _TALLY.items()}
 
 
 class _StderrHandler(logging.StreamHandler):
@@ -75,11 +77,17 @@ class Progress:
         self._last = self._start
         self._lock = threading.Lock()
         with _TALLY_LOCK:
-            _TALLY.setdefault(label, [0, 0])[1] += total
+            _TALLY.setdefault(label, [0, 0, 0])[1] += total
+
+    def failed(self, count: int = 1) -> None:
+        """``count`` of the units advanced (or about to be) finished without a result to
+        keep: the progress line counts them done, the tally of kept work does not."""
+        with _TALLY_LOCK:
+            _TALLY.setdefault(self.label, [0, 0, 0])[2] += count
 
     def advance(self, count: int = 1) -> None:
         with _TALLY_LOCK:
-            _TALLY.setdefault(self.label, [0, 0])[0] += count
+            _TALLY.setdefault(self.label, [0, 0, 0])[0] += count
         with self._lock:
             self.done += count
             now = self._clock()

@@ -70,6 +70,18 @@ def judge_cache_file() -> Path:
     return cache_dir() / "judge.sqlite"
 
 
+def judge_cache_choice() -> Path | None:
+    """The judge cache as ``CONDAMBIG_JUDGE_CACHE`` sets it for every front end: that file,
+    None for ``off`` (no cache), else :func:`judge_cache_file` (lm-eval's ``--metadata
+    judge_cache`` wins over it there)."""
+    value = environment_value(JUDGE_CACHE_VARIABLE)
+    if value is None:
+        return judge_cache_file()
+    if value.lower() in _CACHE_OFF:
+        return None
+    return Path(value).expanduser()
+
+
 def environment_value(name: str) -> str | None:
     """One variable, stripped; None when unset or empty."""
     value = os.environ.get(name, "").strip()

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import logging
 import math
+import shlex
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from inspect_ai import Task
+from inspect_ai import Epochs, Task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.log import HeadlineMetric
 from inspect_ai.model import GenerateConfig, model_roles
@@ -30,6 +32,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import Solver, TaskState, generate
 
 import condambig.null_reasons  # noqa: F401  (registers the hook that logs null_reasons)
+from condambig.epochs import judged_mean
 from condambig.grader_preflight import check_grader, grader_guard, require_default_grader
 from condambig.judge_backend import GRADER_ROLE, grader_judge_engine
 from condambig_metrics.judge import record_judgements
@@ -50,13 +53,22 @@ logger = logging.getLogger("condambig")
 def rescore_hint(benchmark_name: str) -> str:
     """How to judge a finished log's stored outputs again, generating nothing: Inspect's
     own ``inspect score`` cannot find this package's scorer by the name it logs."""
-    return (f"fix the grader, then rescore the stored outputs: condambig-score "
+    cache = settings.judge_cache_choice()
+    # the judgements already made are in the cache this run used: name it when not default
+    prefix = (f"{settings.JUDGE_CACHE_VARIABLE}={shlex.quote(str(cache))} "
+              if cache is not None and settings.environment_value(settings.JUDGE_CACHE_VARIABLE)
+              else "")
+    return (f"fix the grader, then rescore the stored outputs: {prefix}condambig-score "
             f"{benchmark_name} --from-log <log> (the judge set by CONDAMBIG_JUDGE_MODEL / "
             "CONDAMBIG_JUDGE_BASE_URL / CONDAMBIG_JUDGE_API_KEY)")
 
 
 class JudgeFailedError(CondambigError):
     """The grader refuses every request (HTTP 401/403/404 while judging)."""
+
+
+# a sample's store: how many of its judgements failed when it ended in a JudgeFailedError
+ERRORED_JUDGEMENTS_KEY = "condambig_failed_judgements"
 
 
 def benchmark_task(
@@ -99,7 +111,9 @@ def benchmark_task(
             check_grader(bound)
         else:
             require_default_grader(task_name, benchmark.default_grader)
-        check_judge_cache(benchmark, settings.judge_cache_file())
+        cache = settings.judge_cache_choice()
+        if cache is not None:  # CONDAMBIG_JUDGE_CACHE=off: no cache to check
+            check_judge_cache(benchmark, cache)
     run.prepare(Runtime(roles=dict(model_roles())))
     options = run.options
     options_json = benchmark.options_to_json(options)
@@ -120,6 +134,8 @@ def benchmark_task(
         setup=grader_guard(task_name, run.judged, benchmark.default_grader) if wanted else None,
         solver=solver or generate(),
         scorer=benchmark_scorer(benchmark_name, options_json, run.judged),
+        # with --epochs N: every epoch's failed judgements are counted
+        epochs=Epochs(1, judged_mean()),
         metrics=[benchmark_metrics(benchmark_name, options_json, run.judged, max_failed,
                                    settings.bootstrap_resamples())],
         # no temperature here: providers differ (Inspect's hf provider rejects 0.0); set
@@ -163,9 +179,13 @@ def benchmark_scorer(benchmark_name: str, options: dict[str, Any], judged: bool)
                 [sample] = await benchmark.score_batch([(item, output)], typed_options,
                                                        runtime)
             refused = getattr(getattr(runtime.judge, "backend", None), "endpoint_error", None)
-            if refused and any(entry["failed"] for entry in transcript):
+            failed = sum(1 for entry in transcript if entry["failed"])
+            if refused and failed:
                 # a sample error: Inspect ends the task (status error) and
-                # `inspect eval-retry` scores this sample again once the grader is fixed
+                # `inspect eval-retry` scores this sample again once the grader is fixed;
+                # where Inspect is told to go on without it, the task-end hook still
+                # counts its failed judgements (from the sample's store)
+                state.store.set(ERRORED_JUDGEMENTS_KEY, failed)
                 raise JudgeFailedError(
                     f"{benchmark_name}: the grader refuses every request ({refused}); "
                     "judged metrics cannot be computed. Fix --model-role grader=... (its "
@@ -228,16 +248,29 @@ def scored_samples(
 
 
 def run_summary(benchmark: Benchmark, options: Any, judged: bool, max_failed: int,
-                samples: Sequence[ScoredSample]) -> RunResult:
+                samples: Sequence[ScoredSample], unscored: JudgeTally | None = None,
+                ) -> RunResult:
     """The corpus values of the scored samples, judged metrics withheld past
-    ``max_failed`` failed judgements (failures counted from the samples' ``judge_calls``)."""
+    ``max_failed`` failed judgements (failures counted from the samples' ``judge_calls``,
+    plus ``unscored``: failed judgements the scores do not show, such as those of samples
+    that ended in error)."""
     calls = [call for sample in samples for call in sample.details.get("judge_calls") or []
              if isinstance(call, dict)]
     failures = [call for call in calls if call.get("failed")]
+    extra = unscored or JudgeTally()
+    last_error = str(failures[-1].get("error")) if failures else None
     return BenchmarkRun(benchmark, options, judged).summarise(
-        samples, failed=len(failures), max_failed=max_failed,
-        retry_hint=rescore_hint(benchmark.name), judgements=len(calls),
-        last_error=str(failures[-1].get("error")) if failures else None)
+        samples, failed=len(failures) + extra.failed, max_failed=max_failed,
+        retry_hint=rescore_hint(benchmark.name), judgements=len(calls) + extra.failed,
+        last_error=extra.last_error or last_error)
+
+
+@dataclass(frozen=True)
+class JudgeTally:
+    """Failed judgements counted outside the scores a metric is given."""
+
+    failed: int = 0
+    last_error: str | None = None
 
 
 STDERR_SUFFIX = "_stderr"  # `<metric>_stderr`, as lm-eval names a metric's standard error

@@ -100,17 +100,20 @@ class ProviderCheck:
 _CHECKED: set[tuple[str, str | None]] = set()  # graders that answered a check
 
 
-def check_grader(grader: Model) -> None:
+def check_grader(grader: Model, default_for: str | None = None) -> None:
     """Raise :class:`GraderUnavailableError` when ``grader`` cannot judge (one request; a
     grader that answered is not asked again in this process, one that failed is: its key or
-    endpoint may have been fixed since, e.g. between ``eval_set`` retries)."""
+    endpoint may have been fixed since, e.g. between ``eval_set`` retries).
+
+    ``default_for``: the task whose default grader this is (no grader role bound), so the
+    message says so instead of naming a role the user did not bind."""
     provider = str(grader).split("/", 1)[0]
     if provider in IN_PROCESS_PROVIDERS:
         return
     base_url = getattr(grader.api, "base_url", None)
     key = (str(grader), base_url)
     if key not in _CHECKED:
-        _check(grader, base_url)  # raises GraderUnavailableError
+        _check(grader, base_url, default_for)  # raises GraderUnavailableError
         _CHECKED.add(key)
 
 
@@ -141,15 +144,15 @@ def require_default_grader(task: str, default: str | None) -> None:
 def grader_in_effect(task: str, default: str | None) -> Model:
     """Inside a running eval: the grader role (``task_with`` roles included) or the
     default, checked once; :class:`GraderUnavailableError` when neither can judge."""
+    bound = model_roles().get(GRADER_ROLE) is not None
     try:
-        grader = get_model(role=GRADER_ROLE, default=default) \
-            if model_roles().get(GRADER_ROLE) is not None or default else None
+        grader = get_model(role=GRADER_ROLE, default=default) if bound or default else None
     except Exception as error:
         raise GraderUnavailableError(
             no_grader_message(task, default, error_summary(error))) from None
     if grader is None:
         raise GraderUnavailableError(no_grader_message(task, default))
-    check_grader(grader)
+    check_grader(grader, default_for=None if bound else task)
     return grader
 
 
@@ -173,17 +176,24 @@ def grader_guard(task: str, judged: bool, default: str | None) -> Solver:
     return solve
 
 
-def _check(grader: Model, base_url: str | None) -> None:
-    where = f"--model-role grader={grader}" + (
-        f" at {normalized_base_url(base_url)}" if base_url else "")
+def _check(grader: Model, base_url: str | None, default_for: str | None = None) -> None:
+    at = f" at {normalized_base_url(base_url)}" if base_url else ""
+    where = f"--model-role grader={grader}{at}"
+    # the default grader is nobody's bound role: say so, and how to bind one
+    subject = (f"{default_for}: no grader role is bound and the default grader {grader}{at}"
+               if default_for else None)
     checker = get_model(str(grader), base_url=base_url,
                         api_key=getattr(grader.api, "api_key", None), memoize=False,
                         **_model_args(grader))
     try:
         check_judge(ProviderCheck(checker), where, timeout_seconds=CHECK_TIMEOUT_SECONDS,
-                    what_to_set=_what_to_set(grader))
+                    what_to_set=_what_to_set(grader), subject=subject)
     except JudgeUnavailableError as error:
-        raise GraderUnavailableError(str(error)) from None
+        message = str(error)
+        if default_for:
+            message += (" Or bind another grader (--model-role grader=<model>), or run "
+                        "judge-free on purpose with -T judge=false.")
+        raise GraderUnavailableError(message) from None
 
 
 def _model_args(grader: Model) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from condambig_metrics.judge import (
     token_logprobs,
 )
 from condambig_metrics.judge.errors import redact_secrets
-from condambig_metrics.judge.records import DEFAULT_JUDGE_CONCURRENCY
+from condambig_metrics.judge.records import DEFAULT_JUDGE_CONCURRENCY, DEFAULT_JUDGE_MAX_RETRIES
 
 GRADER_ROLE = "grader"
 
@@ -138,7 +138,7 @@ def grader_judge_engine(
     cache_path: str | Path | None = None,
     *,
     concurrency: int = DEFAULT_JUDGE_CONCURRENCY,
-    max_retries: int = 4,
+    max_retries: int = DEFAULT_JUDGE_MAX_RETRIES,
     use_cache: bool = True,
     progress_factory: Callable[[str, int], Any] | None = None,
     default: str | None = None,
@@ -148,19 +148,18 @@ def grader_judge_engine(
 
     Call it inside a running eval (a scorer), where Inspect has bound the roles, those of
     ``task_with(task, model_roles=...)`` included; ``get_model(role=..., default=...)`` as
-    inspect_evals resolves its graders. ``cache_path`` None means
-    :func:`condambig_tasks.settings.judge_cache_file` (shared with lm-eval).
+    inspect_evals resolves its graders. ``cache_path`` None means the cache
+    ``CONDAMBIG_JUDGE_CACHE`` names, as for lm-eval and ``condambig-score`` (none for
+    ``off``; unset, :func:`condambig_tasks.settings.judge_cache_file`, shared with them).
     ``progress_factory`` as in :class:`JudgeEngine`.
     """
     if model_roles().get(GRADER_ROLE) is None and default is None:
         return None
     model = get_model(role=GRADER_ROLE, default=default)
-    cache = None
-    if use_cache:
-        if cache_path is None:
-            from condambig_tasks import settings
+    if use_cache and cache_path is None:
+        from condambig_tasks import settings
 
-            cache_path = settings.judge_cache_file()
-        cache = JudgeCache(cache_path)
+        cache_path = settings.judge_cache_choice()
+    cache = JudgeCache(cache_path) if use_cache and cache_path is not None else None
     return JudgeEngine(InspectJudgeBackend(model), cache, concurrency=concurrency,
                        max_retries=max_retries, progress_factory=progress_factory)

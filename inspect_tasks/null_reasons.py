@@ -21,6 +21,7 @@ NaN metrics keep their meaning: see the samples).
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
 from inspect_ai.hooks import Hooks, TaskEnd, hooks
@@ -34,6 +35,7 @@ logger = logging.getLogger("condambig")
 
 NULL_REASONS_KEY = "null_reasons"
 _METRIC_NAME = "benchmark_metrics"
+_SCORER_NAME = "benchmark_scorer"
 
 
 def metric_arguments(log: EvalLog) -> dict[str, Any] | None:
@@ -48,21 +50,74 @@ def metric_arguments(log: EvalLog) -> dict[str, Any] | None:
 
 def null_reasons_of(log: EvalLog) -> dict[str, str]:
     """``{metric: reason}`` for every reported metric of ``log`` without a value."""
+    summary = log_summary(log)
+    if summary is None:
+        return {}
+    return {name: reason for name, reason in summary.reasons.items()
+            if summary.values.get(name) is None}
+
+
+def log_summary(log: EvalLog) -> Any:
+    """The benchmark's :class:`~condambig_tasks.run.RunResult` over the log's reduced
+    scores, counting also the failed judgements the metric could not see (None: not a
+    condambig log, or no reductions)."""
     from condambig._factory import run_summary, scored_samples
 
     arguments = metric_arguments(log)
     if arguments is None or log.reductions is None:
-        return {}
+        return None
     benchmark = registry.get(arguments["benchmark_name"])
     options = benchmark.options(arguments["options"])
-    scores = [(score.sample_id, score.value, score.metadata)
-              for reduction in log.reductions if reduction.scorer.endswith("benchmark_scorer")
-              for score in reduction.samples]
-    summary = run_summary(benchmark, options, bool(arguments["judged"]),
-                          int(arguments.get("judge_max_failed") or 0),
-                          scored_samples(scores))
-    return {name: reason for name, reason in summary.reasons.items()
-            if summary.values.get(name) is None}
+    reduced = [reduction for reduction in log.reductions
+               if reduction.scorer.endswith(_SCORER_NAME)]
+    # one reduction view (several reducers: each view holds the same samples)
+    samples = reduced[0].samples if reduced else []
+    scores = [(score.sample_id, score.value, score.metadata) for score in samples]
+    counted = sum(_failed_calls(score.metadata) for score in samples)
+    return run_summary(benchmark, options, bool(arguments["judged"]),
+                       int(arguments.get("judge_max_failed") or 0), scored_samples(scores),
+                       unscored=unseen_failures(log, counted))
+
+
+def unseen_failures(log: EvalLog, counted: int) -> Any:
+    """Failed judgements the benchmark metric was not given (from the logged samples):
+    those of samples that ended in error because of the grader, which Inspect leaves out
+    of the metrics under ``--no-fail-on-error`` or ``--fail-on-error N``, and those of
+    epochs another ``--epochs-reducer`` dropped (it keeps one epoch's metadata);
+    ``counted``: the failures the metric saw."""
+    from condambig._factory import ERRORED_JUDGEMENTS_KEY, JudgeTally
+
+    errored, scored, last_error = 0, 0, None
+    for sample in log.samples or []:
+        if sample.error is not None:
+            failed = (sample.store or {}).get(ERRORED_JUDGEMENTS_KEY)
+            if isinstance(failed, int) and failed > 0:
+                errored += failed
+                last_error = sample.error.message
+            continue
+        for name, score in (sample.scores or {}).items():
+            if name.endswith(_SCORER_NAME):
+                scored += _failed_calls(score.metadata)
+    return JudgeTally(errored + max(0, scored - counted), last_error)
+
+
+def _failed_calls(metadata: dict[str, Any] | None) -> int:
+    calls = (metadata or {}).get("judge_calls") or []
+    return sum(1 for call in calls if isinstance(call, dict) and call.get("failed"))
+
+
+def withhold(results: Any, values: dict[str, float | None]) -> None:
+    """Set the benchmark metrics (and their stderr) the summary withholds to NaN in
+    ``results`` (an ``EvalResults``), in place."""
+    from condambig._factory import STDERR_SUFFIX
+
+    for score in results.scores if results is not None else []:
+        if not score.scorer.endswith(_SCORER_NAME):
+            continue
+        for name, metric in score.metrics.items():
+            base = name.removesuffix(STDERR_SUFFIX)
+            if base in values and values[base] is None:
+                metric.value = math.nan
 
 
 def scored_outputs_sha256(log: EvalLog) -> str | None:
@@ -86,7 +141,15 @@ async def add_results_metadata(log: EvalLog) -> dict[str, str]:
         return {}
     # the samples' outputs and scores, not their transcripts (the header write keeps them)
     full = await read_eval_log_async(log.location, exclude_fields={"events", "messages"})
-    reasons = null_reasons_of(full)
+    summary = log_summary(full)
+    reasons = {} if summary is None else {
+        name: reason for name, reason in summary.reasons.items()
+        if summary.values.get(name) is None}
+    if summary is not None:
+        # failures the metric could not see withhold what it computed: in the log written
+        # and in the results Inspect shows and returns
+        withhold(full.results, summary.values)
+        withhold(log.results, summary.values)
     added: dict[str, Any] = {NULL_REASONS_KEY: reasons} if reasons else {}
     digest = scored_outputs_sha256(full)
     if digest is not None:

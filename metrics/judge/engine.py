@@ -6,7 +6,8 @@ here once, for lm-eval, Inspect and ``condambig-score`` alike.
 Progress: give the engine a ``progress_factory(label, total)`` (for instance
 ``condambig_tasks.progress.Progress``); each :meth:`JudgeEngine.judge_many` call then makes
 one progress object for its distinct judgements and calls its ``advance(1)`` as each one
-finishes (cache hits and failures included).
+finishes (cache hits and failures included), and its ``failed(1)``, when it has one, for
+each judgement that failed (finished, but nothing kept to resume from).
 """
 
 from __future__ import annotations
@@ -28,12 +29,14 @@ from condambig_metrics.judge.errors import (
     LogprobsRefusedError,
     PermanentJudgeError,
     RateLimitedError,
+    RequestNotSentError,
     TransientJudgeError,
     redact_secrets,
 )
 from condambig_metrics.judge.prompt import SCORE_MAX, render_prompt
 from condambig_metrics.judge.records import (
     DEFAULT_JUDGE_CONCURRENCY,
+    DEFAULT_JUDGE_MAX_RETRIES,
     JudgeBackend,
     JudgeCompletion,
     JudgeRequest,
@@ -82,7 +85,7 @@ class JudgeEngine:
         backend: JudgeBackend,
         cache: JudgeCache | None,
         concurrency: int = DEFAULT_JUDGE_CONCURRENCY,
-        max_retries: int = 4,
+        max_retries: int = DEFAULT_JUDGE_MAX_RETRIES,
         *,
         request_timeout_seconds: float | None = None,
         backoff_initial_seconds: float = 0.5,
@@ -153,6 +156,8 @@ class JudgeEngine:
         async def judge(prompt: str, weighting: str) -> JudgeResult:
             result = await self._judge(prompt, weighting)
             if progress is not None:
+                if result.failed and hasattr(progress, "failed"):
+                    progress.failed(1)
                 progress.advance(1)
             return result
 
@@ -325,6 +330,9 @@ class JudgeEngine:
             raise TransientJudgeError(
                 f"judge request timed out after {self.request_timeout_seconds} s"
             ) from error
+        except RequestNotSentError:
+            self._counters.requests_sent -= 1  # the backend refused it before sending
+            raise
 
     def _failed(self, error: str) -> JudgeResult:
         # the reason is written to per-sample files, results and logs: no key in it

@@ -62,6 +62,14 @@ class PermanentJudgeError(JudgeError):
         self.affects_all_requests = affects_all_requests
 
 
+class RequestNotSentError(PermanentJudgeError):
+    """The backend refused a request without sending it (its endpoint already failed the
+    check before generation): the engine does not count it as a request sent."""
+
+    def __init__(self, message: str):
+        super().__init__(message, affects_all_requests=True)
+
+
 class JudgeCacheError(ValueError):
     """The judge cache file cannot be used (a folder, read-only, a full disk, another
     program's database): the message names the path and what to set instead. A

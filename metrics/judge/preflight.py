@@ -7,7 +7,8 @@ endpoint is there, accepts the key and knows the model — a reply (readable or 
 refusal of log-probabilities, or a rate limit (429: the endpoint is there and busy; the
 engine will wait for it). What ends the run: 401 / 403 / 404 and any other permanent
 rejection, and an endpoint that cannot be reached or only fails (connection refused, DNS,
-timeouts, 5xx) after ``attempts`` tries.
+timeouts, 5xx) after as many tries as the engine would make for one judgement (1 +
+its ``max_retries``), so a judge the engine would reach passes.
 """
 
 from __future__ import annotations
@@ -19,16 +20,17 @@ from condambig_metrics.judge.errors import (
     LogprobsRefusedError,
     PermanentJudgeError,
     RateLimitedError,
+    RequestNotSentError,
     TransientJudgeError,
     UnparseableReplyError,
 )
+from condambig_metrics.judge.records import DEFAULT_JUDGE_MAX_RETRIES
 
 PREFLIGHT_PROMPT = ('This is a connection check. Reply with exactly this JSON and nothing '
                     'else: {"score": 0, "reason": "ok"}')
 # The check's reply is never scored (any answer shows the judge works), so it asks for a few
 # tokens rather than a judgement's budget: a slow local judge then answers it in seconds.
 PREFLIGHT_MAX_TOKENS = 16
-_ATTEMPTS = 2
 _PAUSE_SECONDS = 0.5
 
 
@@ -43,9 +45,18 @@ class JudgeUnavailableError(ValueError):
         self.requests = requests
 
 
-async def check_judge_async(backend: Any, where: str, *, attempts: int = _ATTEMPTS,
+def check_attempts(backend: Any) -> int:
+    """Tries the check makes: one judgement's, 1 + the ``max_retries`` of the backend's
+    configuration (the engine is built from the same one), else of the engine's default."""
+    retries = getattr(getattr(backend, "config", None), "max_retries", None)
+    return 1 + (retries if isinstance(retries, int) and retries >= 0
+                else DEFAULT_JUDGE_MAX_RETRIES)
+
+
+async def check_judge_async(backend: Any, where: str, *, attempts: int | None = None,
                             timeout_seconds: float = 30.0, what_to_set: str = "",
-                            moment: str = "before any generation") -> int:
+                            moment: str = "before any generation",
+                            subject: str | None = None) -> int:
     """Send one minimal request through ``backend`` (its ``check(prompt)`` when it has one,
     capped at :data:`PREFLIGHT_MAX_TOKENS`, else ``complete(prompt)``); raise
     :class:`JudgeUnavailableError` when the judge cannot be used. Returns the number of
@@ -53,8 +64,12 @@ async def check_judge_async(backend: Any, where: str, *, attempts: int = _ATTEMP
 
     ``where`` describes the judge for the message (model and endpoint); ``what_to_set``
     names the settings the user changes to fix it (e.g. the variables or flags); ``moment``
-    says when the check ran, for the message.
+    says when the check ran, for the message. ``attempts`` None: :func:`check_attempts`.
+    ``subject`` names the judge in the message (default ``the judge <where>``).
     """
+    subject = subject or f"the judge {where}"
+    if attempts is None:
+        attempts = check_attempts(backend)
     last: Exception | None = None
     send = getattr(backend, "check", None) or backend.complete
     for attempt in range(max(1, attempts)):
@@ -65,7 +80,7 @@ async def check_judge_async(backend: Any, where: str, *, attempts: int = _ATTEMP
             return attempt + 1  # it answered: the backend has switched log-probabilities
             # off, or the reply had no score, which the engine handles per judgement
         except PermanentJudgeError as error:
-            raise JudgeUnavailableError(_message(where, error, what_to_set, moment),
+            raise JudgeUnavailableError(_message(subject, error, what_to_set, moment),
                                         attempt + 1) from None
         except (TransientJudgeError, asyncio.TimeoutError, OSError) as error:
             if _rate_limited(error):
@@ -73,7 +88,7 @@ async def check_judge_async(backend: Any, where: str, *, attempts: int = _ATTEMP
             last = error
         if attempt + 1 < attempts:
             await asyncio.sleep(_PAUSE_SECONDS)
-    raise JudgeUnavailableError(_message(where, last, what_to_set, moment, timeout_seconds,
+    raise JudgeUnavailableError(_message(subject, last, what_to_set, moment, timeout_seconds,
                                          unreachable=True), max(1, attempts))
 
 
@@ -104,7 +119,7 @@ def _rate_limited(error: BaseException) -> bool:
     return isinstance(error, RateLimitedError)
 
 
-def _message(where: str, error: BaseException | None, what_to_set: str, moment: str,
+def _message(subject: str, error: BaseException | None, what_to_set: str, moment: str,
              timeout_seconds: float = 0.0, unreachable: bool = False) -> str:
     if isinstance(error, asyncio.TimeoutError):
         # connected (or still connecting) but silent: too slow or stuck, not necessarily absent
@@ -117,7 +132,7 @@ def _message(where: str, error: BaseException | None, what_to_set: str, moment: 
         state = "did not answer the check request"
     hint = f" Check {what_to_set}." if what_to_set else ""
     when = f" {moment}" if moment else ""
-    return f"the judge {where} {state}{when}: {detail}.{hint}"
+    return f"{subject} {state}{when}: {detail}.{hint}"
 
 
 class CheckedBackend:
@@ -125,8 +140,9 @@ class CheckedBackend:
     it (a run whose judgements are all cached sends nothing).
 
     When the check fails, that request and every later one fail with a
-    :class:`PermanentJudgeError` that affects all requests, so the engine sends nothing more
-    and reports the endpoint failure with the check's one-line message.
+    :class:`RequestNotSentError` (a permanent error that affects all requests), so the
+    engine sends nothing more, counts none of them as sent, and reports the endpoint
+    failure with the check's one-line message.
     """
 
     def __init__(self, backend: Any, where: str, what_to_set: str = ""):
@@ -156,7 +172,7 @@ class CheckedBackend:
     async def _check_once(self) -> None:
         if self._checked:
             if self._failure is not None:
-                raise PermanentJudgeError(self._failure, affects_all_requests=True)
+                raise RequestNotSentError(self._failure)
             return
         loop = asyncio.get_running_loop()
         if self._lock is None or self._lock[0] is not loop:
@@ -172,4 +188,4 @@ class CheckedBackend:
                     self._failure = str(error)
                 self._checked = True
         if self._failure is not None:
-            raise PermanentJudgeError(self._failure, affects_all_requests=True)
+            raise RequestNotSentError(self._failure)

@@ -24,6 +24,9 @@ DEFAULT_JUDGE_WEIGHTING = WEIGHTING_CONDAMBIG
 # the judge, not the client, well past this (``benchmarks/judge_throughput.py``), and a
 # rate-limited endpoint is slowed down by the engine (``judge.throttle``).
 DEFAULT_JUDGE_CONCURRENCY = 32
+# Retries of one judgement after a transient error (timeouts, 5xx, dropped connections),
+# for every front end; the check before generation tries as often (1 + this).
+DEFAULT_JUDGE_MAX_RETRIES = 4
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,7 @@ class JudgeConfig:
     base_url: str | None = None
     api_key: str | None = None
     concurrency: int = DEFAULT_JUDGE_CONCURRENCY
-    max_retries: int = 4
+    max_retries: int = DEFAULT_JUDGE_MAX_RETRIES
     timeout_seconds: float = 60.0
     cache_path: str | None = None  # sqlite file chosen by the user
     top_logprobs: int = 20

@@ -95,3 +95,10 @@ def test_server_runs_as_a_process_and_prints_its_port(tmp_path: Path) -> None:
     finally:
         process.terminate()
         process.wait(10)
+
+
+def test_a_rule_can_apply_only_after_a_number_of_requests() -> None:
+    script = JudgeScript.from_dict({"rules": [{"after_requests": 2, "reply": "later"}],
+                                    "default": {"reply": "early"}})
+    assert [script.rule_for("any prompt", number).reply for number in (1, 2, 3, 4)] == \
+        ["early", "early", "later", "later"]

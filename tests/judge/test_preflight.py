@@ -1,12 +1,12 @@
 """The judge check before any generation, against a loopback OpenAI-compatible server."""
 
 import socket
-import time
 
 import pytest
 
 from condambig_metrics.judge import JudgeConfig, OpenAIJudgeBackend
 from condambig_metrics.judge.preflight import JudgeUnavailableError, check_judge
+from condambig_metrics.judge.records import DEFAULT_JUDGE_MAX_RETRIES
 from tests.support.judge_server import JudgeServer
 
 
@@ -45,12 +45,67 @@ def test_a_refusal_ends_at_once_naming_the_judge(kind):
     assert "CONDAMBIG_JUDGE_BASE_URL" in message and "\n" not in message
 
 
-def test_an_unreachable_endpoint_ends_within_seconds():
+def test_an_unreachable_endpoint_is_tried_as_often_as_the_engine_would_then_ends():
     url = f"http://127.0.0.1:{_closed_port()}/v1"
-    started = time.monotonic()
-    with pytest.raises(JudgeUnavailableError, match="cannot be reached"):
+    with pytest.raises(JudgeUnavailableError, match="cannot be reached") as raised:
         check_judge(_backend(url), f"judge-model at {url}")
-    assert time.monotonic() - started < 5
+    assert raised.value.requests == 1 + DEFAULT_JUDGE_MAX_RETRIES
+
+
+@pytest.mark.parametrize("max_retries", [DEFAULT_JUDGE_MAX_RETRIES, 2, 0])
+def test_a_judge_answering_on_its_last_retry_passes_the_check(max_retries):
+    """The check tries as often as the engine would (1 + max_retries), not fewer."""
+    faults = {"faults": [{"kind": "500", "first": max_retries}]}
+    with JudgeServer(faults) as server:
+        backend = OpenAIJudgeBackend(JudgeConfig(model="judge-model", base_url=server.base_url,
+                                                 api_key="k", max_retries=max_retries))
+        check_judge(backend, "judge-model at " + server.base_url)
+        assert server.stats()["requests"] == 1 + max_retries
+    with JudgeServer({"faults": [{"kind": "500", "first": 1 + max_retries}]}) as server:
+        backend = OpenAIJudgeBackend(JudgeConfig(model="judge-model", base_url=server.base_url,
+                                                 api_key="k", max_retries=max_retries))
+        with pytest.raises(JudgeUnavailableError, match="cannot be reached"):
+            check_judge(backend, "judge-model at " + server.base_url)
+        assert server.stats()["requests"] == 1 + max_retries
+
+
+def test_the_default_check_tries_as_often_as_the_default_engine():
+    with JudgeServer({"faults": [{"kind": "503", "first": DEFAULT_JUDGE_MAX_RETRIES}]}) as server:
+        check_judge(_backend(server.base_url), "judge-model at " + server.base_url)
+        assert server.stats()["requests"] == 1 + DEFAULT_JUDGE_MAX_RETRIES
+
+
+def test_after_a_failed_check_no_request_is_counted_that_was_not_sent():
+    """The engine's request count plus the check's equals what the endpoint received."""
+    from condambig_metrics.judge import JudgeEngine
+    from condambig_metrics.judge.preflight import CheckedBackend
+    from tests.judge.conftest import request
+
+    with JudgeServer({"require_api_key": "another-key"}) as server:
+        backend = CheckedBackend(_backend(server.base_url), "judge-model")
+        engine = JudgeEngine(backend, None, concurrency=8)
+        results = engine.judge_many_sync([request(f"answer {i}") for i in range(8)])
+        received = server.stats()["requests"]
+    assert all(result.failed for result in results)
+    assert received == 1
+    assert engine.stats.requests_sent + backend.check_requests == received
+
+
+def test_the_default_grader_is_not_called_a_bound_role(monkeypatch):
+    """With no grader bound, the check's failure names the default grader as such."""
+    from condambig import grader_preflight
+
+    url = f"http://127.0.0.1:{_closed_port()}/v1"
+    monkeypatch.setenv("DEADGRADER_BASE_URL", url)
+    monkeypatch.setenv("DEADGRADER_API_KEY", "k")
+    monkeypatch.setattr(grader_preflight, "_CHECKED", set())
+    with pytest.raises(grader_preflight.GraderUnavailableError) as raised:
+        grader_preflight.grader_in_effect("condambigqa_main", "openai-api/deadgrader/j")
+    message = str(raised.value)
+    assert message.startswith("condambigqa_main: no grader role is bound and the default "
+                              "grader openai-api/deadgrader/j at " + url), message
+    assert "cannot be reached" in message and "grader=openai-api" not in message
+    assert "--model-role grader=<model>" in message and "\n" not in message
 
 
 def test_a_dead_port_whose_number_holds_429_is_not_taken_for_a_rate_limit():
@@ -75,7 +130,7 @@ def test_a_grader_that_failed_its_check_is_checked_again_one_that_answered_is_no
 
     calls = []
 
-    def check(grader, base_url):
+    def check(grader, base_url, default_for=None):
         calls.append(base_url)
         if len(calls) == 1:
             raise grader_preflight.GraderUnavailableError("401: bad key")

@@ -13,9 +13,11 @@ A *script* (dict or JSON file) says what to answer::
          "reason": "close"},
         {"contains": "gibberish", "reply": "I cannot grade this."},   # verbatim reply
         {"contains": "no logprobs", "scores": {"4": 1.0}, "logprobs": false},
-        {"contains": "parrot", "echo": "after"}   # the prompt copied into the reply: "only"
-      ],                                          # (no verdict), "before" / "after" the
+        {"contains": "parrot", "echo": "after"},  # the prompt copied into the reply: "only"
+                                                  # (no verdict), "before" / "after" the
                                                   # verdict
+        {"after_requests": 3, "reply": "later"}   # only from the server's 4th request on
+      ],
       "default": {"scores": {"5": 1.0}},          # when no rule matches
       "faults": [                                 # applied before answering
         {"kind": "429", "first": 2},              # the first 2 requests get HTTP 429
@@ -100,6 +102,7 @@ class ScoreRule:
     reply: str | None = None
     logprobs: bool = True
     echo: str | None = None  # "only" | "before" | "after": the prompt copied into the reply
+    after_requests: int | None = None  # applies only once the server has had this many
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ScoreRule:
@@ -109,7 +112,9 @@ class ScoreRule:
         return cls(contains=data.get("contains"), scores=scores,
                    reason=str(data.get("reason", "scripted judgement")),
                    reply=data.get("reply"), logprobs=bool(data.get("logprobs", True)),
-                   echo=data.get("echo"))
+                   echo=data.get("echo"),
+                   after_requests=(None if data.get("after_requests") is None
+                                   else int(data["after_requests"])))
 
     def text(self, prompt: str) -> str:
         """The reply: verbatim, or the verdict JSON, with the prompt copied where ``echo``
@@ -234,8 +239,11 @@ class JudgeScript:
             refuse_logprobs=bool(data.get("refuse_logprobs", False)),
         )
 
-    def rule_for(self, prompt: str) -> ScoreRule:
+    def rule_for(self, prompt: str, number: int = 1) -> ScoreRule:
+        """The first rule matching ``prompt`` as the server's ``number``-th request."""
         for rule in self.rules:
+            if rule.after_requests is not None and number <= rule.after_requests:
+                continue
             if rule.contains is None or rule.contains in prompt:
                 return rule
         return self.default
@@ -478,7 +486,7 @@ class _Handler(BaseHTTPRequestHandler):
                     return
                 if fault.kind == "timeout":
                     time.sleep(fault.sleep_seconds)
-            rule = script.rule_for(prompt)
+            rule = script.rule_for(prompt, index + 1)
             if fault is not None and fault.kind == "unparseable":
                 rule = ScoreRule(reply="I would rather not give a number here.")
             top_n = int(body.get("top_logprobs") or 0)
