@@ -101,9 +101,11 @@ def _patch_task_manager(module) -> None:
     __init__.__wrapped__ = original_init
     manager_class.__init__ = __init__
     manager_class._condambig_patched = True
+    from condambig_tasks import lm_eval_interrupt
     from condambig_tasks.errors import install_one_line_errors
 
     install_one_line_errors()
+    lm_eval_interrupt.install()  # Ctrl-C keeps the finished generations
 
 
 def _patch_evaluator_config(module) -> None:
