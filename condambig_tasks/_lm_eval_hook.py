@@ -101,11 +101,9 @@ def _patch_task_manager(module) -> None:
     __init__.__wrapped__ = original_init
     manager_class.__init__ = __init__
     manager_class._condambig_patched = True
-    from condambig_tasks import lm_eval_interrupt
     from condambig_tasks.errors import install_one_line_errors
 
     install_one_line_errors()
-    lm_eval_interrupt.install()  # Ctrl-C keeps the finished generations
 
 
 def _patch_evaluator_config(module) -> None:
@@ -119,12 +117,17 @@ def _patch_evaluator_config(module) -> None:
 
     def process_tasks(self, *args, **kwargs):
         manager = original(self, *args, **kwargs)
+        from condambig_tasks.errors import CondambigError
+
         try:
             from condambig_tasks.lm_eval_preflight import check_selected_tasks
-        except Exception:  # never break lm-eval because of this plugin
-            return manager
-        check_selected_tasks(getattr(self, "tasks", None) or [],
-                             getattr(self, "metadata", None))
+
+            check_selected_tasks(getattr(self, "tasks", None) or [],
+                                 getattr(self, "metadata", None))
+        except CondambigError:
+            raise
+        except Exception:  # not the user's to fix: the task's own load meets it later
+            pass
         return manager
 
     process_tasks.__doc__ = original.__doc__

@@ -9,7 +9,8 @@ the generations died with the process. Its own request cache (``--use_cache PREF
 ``hash_args(request_type, instance.args)``) lets a rerun skip every request found there.
 
 So an interrupt that reaches the top of the command is handled here (:func:`install`
-wraps ``sys.excepthook`` in the ``lm_eval`` process): the finished responses of every task
+wraps ``sys.excepthook`` in an ``lm_eval`` process that selected this project's tasks,
+from :mod:`condambig_tasks.lm_eval_preflight`): the finished responses of every task
 of the run, read from the ``evaluate`` frame of the traceback, are written to that cache
 (the run's own, or one this module names), and one line gives the command that resumes
 without generating again; the judge and agent caches keep their part. Exit status 130.

@@ -78,7 +78,14 @@ def missing_pieces(names: Iterable[Any], metadata: Mapping[str, Any]) -> list[st
 
 
 def check_selected_tasks(names: Iterable[Any], metadata: Mapping[str, Any] | None) -> None:
-    """Raise one :class:`CondambigError` listing every missing piece, a line each."""
+    """Raise one :class:`CondambigError` listing every missing piece, a line each. A run
+    of this project's tasks also keeps its generations on Ctrl-C from here on
+    (:mod:`condambig_tasks.lm_eval_interrupt`; other tasks' runs are left alone)."""
+    from condambig_tasks import lm_eval_interrupt
+
+    names = list(names)
+    if selected_tasks(names):
+        lm_eval_interrupt.install()
     problems = missing_pieces(names, dict(metadata or {}))
     if len(problems) == 1:
         raise CondambigError(problems[0])
