@@ -157,7 +157,9 @@ def handle(traceback: Any) -> None:
     except KeyboardInterrupt:
         pass
     line = interrupted_line(kept, interrupts.cached_summary(), argv)
-    print(f"condambig: {line}", file=sys.stderr)
+    bars = getattr(getattr(sys.modules.get("tqdm"), "tqdm", None), "_instances", None)
+    start = "\n" if bars else ""  # a progress bar's line has no end yet
+    print(f"{start}condambig: {line}", file=sys.stderr)
     interrupts.exit_now(interrupts.EXIT_CODE)
 
 
