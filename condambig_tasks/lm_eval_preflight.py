@@ -42,6 +42,8 @@ def task_problems(task: str, metadata: Mapping[str, Any]) -> list[str]:
     from condambig_tasks.run import BenchmarkRun, EnvironmentJudge
 
     benchmark, variant = registry.task_variant(task)
+    # as the task gets it: its file's metadata (e.g. a variant's default judge) under ours
+    metadata = {**lm_eval_configs.task_metadata(benchmark, variant), **metadata}
     try:
         resolved = resolve_lm_eval_options(benchmark, metadata, dict(variant.options))
     except CondambigError as error:
