@@ -10,6 +10,9 @@ does nothing until lm-eval is imported; then it wraps ``TaskManager.__init__`` (
 ``lm_eval.tasks.manager`` is imported) so this package's task folder is appended to the
 include paths when lm-eval does not index it by itself. It never raises and costs one
 finder call per import otherwise.
+It also wraps ``EvaluatorConfig.process_tasks`` (when ``lm_eval.config.evaluate_config`` is
+imported): once the command has resolved its task names, and before it loads the model, what
+the selected tasks need is checked (:mod:`condambig_tasks.lm_eval_preflight`).
 It also registers one :mod:`atexit` handler as ``lm_eval`` starts importing, before any of
 lm-eval's code runs, so that it runs after all of lm-eval's: it does nothing unless a run's
 judged numbers were withheld, and then gives the non-zero exit status after lm-eval has
@@ -37,6 +40,7 @@ import sys
 
 _LM_EVAL = "lm_eval"
 _TARGET = "lm_eval.tasks.manager"
+_CONFIG_TARGET = "lm_eval.config.evaluate_config"
 OPT_OUT_VARIABLE = "CONDAMBIG_DISABLE_LM_EVAL_HOOK"
 OPT_OUT_VALUES = ("1", "true", "yes")
 
@@ -102,13 +106,47 @@ def _patch_task_manager(module) -> None:
     install_one_line_errors()
 
 
+def _patch_evaluator_config(module) -> None:
+    """After the command resolves its task names (``EvaluatorConfig.process_tasks``) and
+    before it loads the model, check what the selected tasks need
+    (:mod:`condambig_tasks.lm_eval_preflight`): a project error ends the run there."""
+    config_class = getattr(module, "EvaluatorConfig", None)
+    original = getattr(config_class, "process_tasks", None)
+    if original is None or getattr(original, "_condambig", False):
+        return
+
+    def process_tasks(self, *args, **kwargs):
+        manager = original(self, *args, **kwargs)
+        from condambig_tasks.errors import CondambigError
+
+        try:
+            from condambig_tasks.lm_eval_preflight import check_selected_tasks
+
+            check_selected_tasks(getattr(self, "tasks", None) or [],
+                                 getattr(self, "metadata", None))
+        except CondambigError:
+            raise
+        except Exception:  # not the user's to fix: the task's own load meets it later
+            pass
+        return manager
+
+    process_tasks.__doc__ = original.__doc__
+    process_tasks.__wrapped__ = original
+    process_tasks._condambig = True
+    config_class.process_tasks = process_tasks
+
+
+_PATCHES = {_TARGET: _patch_task_manager, _CONFIG_TARGET: _patch_evaluator_config}
+
+
 class _PatchingLoader:
     """Runs the module's own loader, then patches ``TaskManager`` (PEP 451 loader: only
     ``create_module`` and ``exec_module`` are required; everything else is the wrapped
     loader's, e.g. ``get_source`` for tracebacks)."""
 
-    def __init__(self, wrapped) -> None:
+    def __init__(self, wrapped, patch=_patch_task_manager) -> None:
         self._wrapped = wrapped
+        self._patch = patch
 
     def __getattr__(self, name):
         return getattr(self._wrapped, name)
@@ -119,7 +157,7 @@ class _PatchingLoader:
     def exec_module(self, module) -> None:
         self._wrapped.exec_module(module)
         try:
-            _patch_task_manager(module)
+            self._patch(module)
         except Exception:
             pass
 
@@ -136,7 +174,8 @@ class _LmEvalFinder:
         if fullname == _LM_EVAL:
             _register_final_handler()
             return None
-        if fullname != _TARGET:
+        patch = _PATCHES.get(fullname)
+        if patch is None:
             return None
         try:
             from importlib.machinery import PathFinder
@@ -144,7 +183,7 @@ class _LmEvalFinder:
             spec = PathFinder.find_spec(fullname, path)
             if spec is None or spec.loader is None:
                 return None
-            spec.loader = _PatchingLoader(spec.loader)
+            spec.loader = _PatchingLoader(spec.loader, patch)
             return spec
         except Exception:
             return None
@@ -190,6 +229,8 @@ def install() -> None:
             return
         if _LM_EVAL in sys.modules:
             _register_final_handler()
+        if _CONFIG_TARGET in sys.modules:
+            _patch_evaluator_config(sys.modules[_CONFIG_TARGET])
         if _TARGET in sys.modules:
             _patch_task_manager(sys.modules[_TARGET])
             return

@@ -30,7 +30,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from condambig_tasks import exit_status, lm_eval_command, lm_eval_configs, registry, settings
+from condambig_tasks import (
+    exit_status,
+    interrupts,
+    lm_eval_command,
+    lm_eval_configs,
+    registry,
+    settings,
+)
 from condambig_tasks.benchmark import (
     CORPUS,
     SUITE_SCORE,
@@ -302,7 +309,8 @@ def _summarise_items(benchmark: Benchmark, items: list[dict[str, Any]],
         from condambig_metrics.judge import openai_judge_engine
 
         engine = openai_judge_engine(judge, progress_factory=Progress)
-    samples = run_blocking(run.score(batch, Runtime(judge=engine)))
+    with interrupts.sigterm_as_sigint():  # stopped as by Ctrl-C: lm_eval_interrupt
+        samples = run_blocking(run.score(batch, Runtime(judge=engine)))
     if engine is None:
         return ScoredRun(run.summarise(samples), run, samples, outputs, judge_model)
     logger.info("%s judge: %s", benchmark.name, engine.stats)

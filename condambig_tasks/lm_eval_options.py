@@ -6,7 +6,9 @@ lm-eval 0.4.13 hands every task one metadata dict: the model arguments merged wi
 own ``metadata`` and with ``config_source`` added (``TaskFactory`` in
 ``lm_eval/tasks/_factory.py``); ``ConfigurableTask.download`` passes it, with the YAML's
 ``dataset_kwargs``, to ``custom_dataset`` as keyword arguments. So a key that is not one of
-ours may be a model argument and is no error; a key close to one of ours is warned about.
+ours may be a model argument and is no error; a key close to one of ours is warned about,
+and one close to a judge setting (``judge_modle``) is an error: ignored, it would give a run
+without the judge the user asked for.
 
 In a group run every task gets the same dict. A key scoped to one benchmark,
 ``{"abg_coqa": {"split": "val"}}``, reaches that benchmark only and wins over a plain key;
@@ -130,10 +132,20 @@ def _warn_close_keys(plain: Mapping[str, Any]) -> None:
         if any(name.endswith("_" + key) for name in known):
             continue
         hint = suggestion(key, known)
+        if hint and suggestion(key, settings.judge_option_keys()) == hint:
+            raise ConfigurationError(misspelt_judge_setting(key, hint))
         if hint:
             _warned.add(key)
             logger.warning("--metadata %r is not a condambig option and is ignored%s",
                            key, hint)
+
+
+def misspelt_judge_setting(key: str, hint: str) -> str:
+    """A key close to a judge setting is an error, not a warning: who typed it asked for a
+    judge, and ignoring it would give a run without one."""
+    right = hint.split("'")[1]
+    return (f"--metadata {key!r} is not a condambig option: write the judge setting "
+            f"{right!r} (ignored, it would give a run without the judge)")
 
 
 def _scope_hint(benchmark: str, given: Mapping[str, Any]) -> str:

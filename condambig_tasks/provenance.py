@@ -76,11 +76,33 @@ def load_records_with_provenance(
     ``judge``: the judge model as the front end knows it (None: no judge configured);
     ``roles``: the bound Inspect model roles.
     """
-    with recording_sources() as sources:
-        items = load_items(benchmark, options)
+    items, sources = _PRELOADED.pop(_load_key(benchmark, options), None) or \
+        _items_with_sources(benchmark, options)
     records = [benchmark.to_record(item) for item in items]
     return items, records, provenance_block(benchmark, options, items, sources, judge=judge,
                                             roles=roles, records=records)
+
+
+# items loaded ahead (lm-eval's check before its model loads), taken by the run's own load
+_PRELOADED: dict[tuple[str, str], tuple[list[Any], list[dict[str, Any]]]] = {}
+
+
+def _load_key(benchmark: Benchmark, options: Any) -> tuple[str, str]:
+    return benchmark.name, json.dumps(benchmark.options_to_json(options), sort_keys=True)
+
+
+def _items_with_sources(benchmark: Benchmark,
+                        options: Any) -> tuple[list[Any], list[dict[str, Any]]]:
+    with recording_sources() as sources:
+        items = load_items(benchmark, options)
+    return items, list(sources)
+
+
+def preload(benchmark: Benchmark, options: Any) -> None:
+    """Load the items now, to fail before a front end loads its model; the next
+    :func:`load_records_with_provenance` of the same options in this process takes them
+    (read once, the sources recorded as read)."""
+    _PRELOADED[_load_key(benchmark, options)] = _items_with_sources(benchmark, options)
 
 
 def provenance_block(

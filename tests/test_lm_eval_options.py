@@ -71,14 +71,26 @@ def test_every_variant_task_keeps_working(monkeypatch):
 
 def test_a_key_close_to_ours_is_warned_about_once_with_the_suggestion(caplog):
     with caplog.at_level(logging.WARNING, logger="condambig"):
-        for name in ("condambigqa", "ambignq"):
-            _resolve(name, {"judge_modle": "gpt-4o-mini", **LM_EVAL_KEYS},
+        for name in ("condambigqa", "hotpot_flm"):
+            _resolve(name, {"answering_agnet": "x", **LM_EVAL_KEYS},
                      MAIN if name == "condambigqa" else {})
-    warnings = [r.getMessage() for r in caplog.records if "judge_modle" in r.getMessage()]
+    warnings = [r.getMessage() for r in caplog.records if "answering_agnet" in r.getMessage()]
     assert len(warnings) == 1
-    assert "did you mean 'judge_model'?" in warnings[0]
+    assert "did you mean 'answering_agent'?" in warnings[0]
     # model arguments and lm-eval's own keys are not typos of agent_device / hub_revision
     assert not any(key in r.getMessage() for r in caplog.records for key in LM_EVAL_KEYS)
+
+
+@pytest.mark.parametrize("name", ["condambigqa", "ambignq"])
+def test_a_key_close_to_a_judge_setting_is_an_error_naming_it(name):
+    """Who typed a judge setting asked for a judge: a warning then a judge-free run was
+    a quiet wrong answer."""
+    with pytest.raises(ConfigurationError) as error:
+        _resolve(name, {"judge_modle": "gpt-4o-mini", **LM_EVAL_KEYS},
+                 MAIN if name == "condambigqa" else {})
+    message = str(error.value)
+    assert "'judge_modle'" in message and "'judge_model'" in message
+    assert "\n" not in message
 
 
 def test_unknown_keys_not_close_to_ours_are_no_error(caplog):

@@ -46,6 +46,7 @@ from condambig_tasks.hotpot_flm.agents import (
 from condambig_tasks.hotpot_flm.cache import AnswerCache, NoCache, ScoreCache
 from condambig_tasks.hotpot_flm.hf_models import (
     DEFAULT_DTYPE,
+    AgentLoadError,
     CheckpointSpec,
     Dtype,
     check_checkpoint_available,
@@ -272,9 +273,11 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
 
     def prepare(self, options: FlmOptions, runtime: Runtime) -> None:
         """The local checkpoints must be found before the evaluated model generates (the
-        agents run only afterwards); a checkpoint a bound Inspect role replaces is not."""
+        agents run only afterwards); a checkpoint a bound Inspect role replaces is not.
+        Both agents are checked: one error names each missing one, a line each."""
         bound = {name for name in (ANSWERER_ROLE, DOWNSTREAM_ROLE)
                  if bound_model(runtime.roles, name) is not None}
+        missing: list[AgentLoadError] = []
         for option, role, inspect_role in (
                 ("answering_agent", "answering agent", ANSWERER_ROLE),
                 ("downstream_model", "downstream model", DOWNSTREAM_ROLE)):
@@ -283,9 +286,16 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
                 continue
             logger.info("hotpot_flm: %s %s (device %s, dtype %s)", role,
                         checkpoint_name(explicit), options.agent_device, options.agent_dtype)
-            check_checkpoint_available(
-                CheckpointSpec(checkpoint_name(explicit), options.agent_device,
-                               options.agent_dtype), role, option)
+            try:
+                check_checkpoint_available(
+                    CheckpointSpec(checkpoint_name(explicit), options.agent_device,
+                                   options.agent_dtype), role, option)
+            except AgentLoadError as error:
+                missing.append(error)
+        if len(missing) == 1:
+            raise missing[0]
+        if missing:
+            raise AgentLoadError("\n".join(map(str, missing)))
 
     # ------------------------------------------------------------------ scoring
     def needs_corpus_step(self, options: FlmOptions, judged: bool) -> bool:

@@ -1,0 +1,103 @@
+"""Everything the selected lm-eval tasks need, checked before lm-eval loads the model.
+
+lm-eval 0.4.13's command resolves the task names (``EvaluatorConfig.process_tasks`` in
+``lm_eval/config/evaluate_config.py``) before ``simple_evaluate`` builds the model; a task's
+own checks (``load_docs``) run only after the model has loaded, and stop at the first
+failure. The start-up hook (:mod:`condambig_tasks._lm_eval_hook`) calls
+:func:`check_selected_tasks` right after ``process_tasks``, with the task names and the
+metadata every task will get: each selected task's options and judge settings, its agent
+models, its judge's key and its data are checked, and every missing piece is reported in
+one error, a line each. The data read here is kept for the task's own load
+(:func:`condambig_tasks.provenance.preload`): it is read once. The judge's endpoint is still asked once before generation
+(``lm_eval_glue.preflight_judge``): that needs a request, not only settings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from condambig_tasks import lm_eval_configs, provenance, registry, settings
+from condambig_tasks.errors import CondambigError
+
+
+def selected_tasks(names: Iterable[Any]) -> list[str]:
+    """This project's leaf tasks among lm-eval's resolved task names (groups expanded;
+    other tasks and task configs given as YAML files are left to lm-eval)."""
+    groups = lm_eval_configs.spec_groups()
+    found: dict[str, None] = {}
+    for name in names:
+        if not isinstance(name, str):
+            continue
+        for leaf in lm_eval_configs.leaf_tasks(name, groups):
+            if registry.task_variant(leaf) is not None:
+                found.setdefault(leaf)
+    return list(found)
+
+
+def task_problems(task: str, metadata: Mapping[str, Any]) -> list[str]:
+    """What one task lacks (one line each): bad options first (the rest depends on them),
+    then the judge's settings and key, the agent models, the data."""
+    from condambig_tasks.lm_eval_options import resolve_lm_eval_options
+    from condambig_tasks.run import BenchmarkRun, EnvironmentJudge
+
+    benchmark, variant = registry.task_variant(task)
+    # as the task gets it: its file's metadata (e.g. a variant's default judge) under ours
+    metadata = {**lm_eval_configs.task_metadata(benchmark, variant), **metadata}
+    try:
+        resolved = resolve_lm_eval_options(benchmark, metadata, dict(variant.options))
+    except CondambigError as error:
+        return [str(error)]
+    options, problems = resolved.options, []
+    judge_options = (settings.lm_eval_judge_options(resolved.metadata)
+                     if benchmark.uses_judge and benchmark.judge_applies(options) else {})
+    try:
+        run, judge = BenchmarkRun.with_options(benchmark, options,
+                                               EnvironmentJudge(judge_options))
+    except CondambigError as error:
+        problems.append(f"{benchmark.name}: {error}")
+        run, judge = BenchmarkRun(benchmark, options), None
+    if judge is not None and not judge.api_key and _is_openai(judge.base_url):
+        problems.append(
+            f"{benchmark.name}: the judge {judge.model!r} at the OpenAI API needs a key: set "
+            f"{settings.JUDGE_API_KEY_VARIABLE} (or OPENAI_API_KEY), or point "
+            f"{settings.JUDGE_BASE_URL_VARIABLE} at your own server")
+    for check in (run.prepare, lambda: provenance.preload(benchmark, options)):
+        try:
+            check()
+        except CondambigError as error:
+            problems.extend(str(error).splitlines())
+    return problems
+
+
+def missing_pieces(names: Iterable[Any], metadata: Mapping[str, Any]) -> list[str]:
+    """Every problem of every selected task, each once (variants share their data)."""
+    found: dict[str, None] = {}
+    for task in selected_tasks(names):
+        for line in task_problems(task, metadata):
+            found.setdefault(line.strip())
+    return list(found)
+
+
+def check_selected_tasks(names: Iterable[Any], metadata: Mapping[str, Any] | None) -> None:
+    """Raise one :class:`CondambigError` listing every missing piece, a line each. A run
+    of this project's tasks also keeps its generations on Ctrl-C from here on
+    (:mod:`condambig_tasks.lm_eval_interrupt`; other tasks' runs are left alone)."""
+    from condambig_tasks import lm_eval_interrupt
+
+    names = list(names)
+    if selected_tasks(names):
+        lm_eval_interrupt.install()
+    problems = missing_pieces(names, dict(metadata or {}))
+    if len(problems) == 1:
+        raise CondambigError(problems[0])
+    if problems:
+        lines = "\n".join(f"  - {line}" for line in problems)
+        raise CondambigError(f"{len(problems)} things this run needs are missing or wrong "
+                             f"(nothing was loaded or generated):\n{lines}")
+
+
+def _is_openai(base_url: str | None) -> bool:
+    from condambig_metrics.judge import DEFAULT_BASE_URL, normalized_base_url
+
+    return normalized_base_url(base_url) == DEFAULT_BASE_URL
