@@ -45,6 +45,9 @@ REALISTIC = {
     ],
     "condambigqa_closed_book": ['[{"answer": "Spain"}]', "Spain won the 2010 final."],
     "hotpot_flm": ["What year was the band formed?", "<think>need the year</think>When was it founded?"],
+    "judge_reply": ['{"score": 8, "reason": "Covers both readings."}',
+                    'The output names the right team.\n```json\n{"score": 6}\n```',
+                    '<think>compare the answers</think>{"score": 2, "reason": "wrong year"'],
 }
 
 

@@ -8,6 +8,8 @@ number hooks of ``condambig_tasks.parsing`` on small hand-built outputs.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from condambig_metrics.text import replace_lone_surrogates
@@ -157,3 +159,16 @@ def test_hotpot_flm_questions_reach_the_agents_without_lone_surrogates():
     question = clean_question("Which year \ud800 was it?")
     question.encode("utf-8")  # a tokenizer would raise on a lone surrogate
     assert question == "Which year \ufffd was it?"
+
+
+def test_the_parsing_benchmark_has_realistic_outputs_for_every_parser():
+    """benchmarks/parsing.py times every parser on realistic replies: none may be missing."""
+    import importlib.util
+
+    from tests.support.adversarial import PARSERS
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "parsing.py"
+    spec = importlib.util.spec_from_file_location("parsing_benchmark", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert set(module.REALISTIC) == set(PARSERS)
