@@ -8,6 +8,12 @@ install_one_line_errors()  # in the `inspect` command only: other programs keep 
 import importlib
 import pkgutil
 
+import inspect_ai
+
+from condambig._version_check import check_inspect, required_inspect
+
+check_inspect(inspect_ai.__version__, required_inspect())  # before the tasks import it
+
 import condambig
 
 # every module of the package: importing a benchmark's module registers its @task functions
