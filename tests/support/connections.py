@@ -3,8 +3,8 @@
 A failure against an endpoint that is not there is fast because few connections are tried
 (no client retrying for half a minute); the seconds it takes depend on the machine's load.
 So tests count the attempts: in process with :func:`count_connections`, in a child process
-with :func:`counting_environment` (a ``sitecustomize`` module on ``PYTHONPATH`` that notes
-each attempt in a file, one line each, so an exit without clean-up keeps them).
+with :func:`counting_environment` (:mod:`tests.support.child_site`: each attempt noted in a
+file, one line each, so an exit without clean-up keeps them).
 """
 
 from __future__ import annotations
@@ -14,33 +14,32 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-_SITECUSTOMIZE = '''
-import os
-import socket
+from tests.support.child_site import with_sitecustomize
 
-_PORT = int(os.environ["CONDAMBIG_TEST_COUNT_PORT"])
-_LOG = os.environ["CONDAMBIG_TEST_COUNT_FILE"]
-_connect, _connect_ex = socket.socket.connect, socket.socket.connect_ex
+_START = '''
+def _start():
+    import os
+    import socket
 
+    port = int(os.environ["CONDAMBIG_TEST_COUNT_PORT"])
+    log_path = os.environ["CONDAMBIG_TEST_COUNT_FILE"]
+    connect, connect_ex = socket.socket.connect, socket.socket.connect_ex
 
-def _note(address):
-    if isinstance(address, tuple) and len(address) >= 2 and address[1] == _PORT:
-        with open(_LOG, "a") as log:
-            log.write("connect\\n")
+    def note(address):
+        if isinstance(address, tuple) and len(address) >= 2 and address[1] == port:
+            with open(log_path, "a") as log:
+                log.write("connect\\n")
 
+    def counted_connect(self, address):
+        note(address)
+        return connect(self, address)
 
-def connect(self, address):
-    _note(address)
-    return _connect(self, address)
+    def counted_connect_ex(self, address):
+        note(address)
+        return connect_ex(self, address)
 
-
-def connect_ex(self, address):
-    _note(address)
-    return _connect_ex(self, address)
-
-
-socket.socket.connect = connect
-socket.socket.connect_ex = connect_ex
+    socket.socket.connect = counted_connect
+    socket.socket.connect_ex = counted_connect_ex
 '''
 
 
@@ -70,11 +69,8 @@ def counting_environment(folder: Path, port: int,
                          env: dict[str, str]) -> tuple[dict[str, str], Callable[[], int]]:
     """``env`` for a child Python process whose connection attempts to ``port`` are
     counted, and a function giving the count so far."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "sitecustomize.py").write_text(_SITECUSTOMIZE)
+    counted = with_sitecustomize(folder, env, _START)
     log = folder / "connections.log"
     log.write_text("")
-    path = env.get("PYTHONPATH")
-    counted = {**env, "PYTHONPATH": str(folder) + (f":{path}" if path else ""),
-               "CONDAMBIG_TEST_COUNT_PORT": str(port), "CONDAMBIG_TEST_COUNT_FILE": str(log)}
+    counted.update(CONDAMBIG_TEST_COUNT_PORT=str(port), CONDAMBIG_TEST_COUNT_FILE=str(log))
     return counted, lambda: len(log.read_text().splitlines())
