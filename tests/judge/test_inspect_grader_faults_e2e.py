@@ -9,7 +9,6 @@ failed judgements must withhold the judged metrics with their reasons in the log
 from __future__ import annotations
 
 import glob
-import inspect
 import json
 import socket
 import subprocess
@@ -78,35 +77,34 @@ def test_a_grader_refusing_the_key_ends_the_run_before_generation(tmp_path, subj
     assert not glob.glob(f"{tmp_path}/logs/*.eval")
 
 
-def connections_per_check_attempt(url: str, port: int, monkeypatch) -> int:
-    """The connections one check request makes to a dead ``url`` (the provider client's
-    own tries: Inspect's openai client and its SDK retries), counted here in process."""
+def check_connections(url: str, port: int, monkeypatch) -> tuple[int, int]:
+    """The check's attempts against the grader (``check_attempts``) and the connections one
+    attempt makes to a dead ``url`` (the provider client's own tries: Inspect's openai
+    client and its SDK retries), counted here in process."""
     import asyncio
 
     from inspect_ai.model import get_model
 
     from condambig.grader_preflight import ProviderCheck
+    from condambig_metrics.judge.preflight import check_attempts
 
     connections = count_connections(monkeypatch, port)
     check = ProviderCheck(get_model("openai-api/grader/j", base_url=url, api_key="k",
                                     memoize=False))
     with pytest.raises(Exception, match="Connection error"):
         asyncio.run(check.complete("connection check"))
-    return len(connections)
+    return check_attempts(check), len(connections)
 
 
 def test_a_dead_grader_url_ends_the_run_at_once(tmp_path, subject, monkeypatch):
     """Fast: the run makes the check's attempts and no more connections; Inspect's own
     retries (minutes of them) never start."""
-    from condambig_metrics.judge.preflight import check_judge_async
-
-    check_attempts = inspect.signature(check_judge_async).parameters["attempts"].default
     with socket.socket() as probe:  # a port nobody listens on (bound: nobody gets it)
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
         dead = f"http://127.0.0.1:{port}/v1"
         completed, attempts = run_inspect(tmp_path, subject, dead, counted_port=port)
-        per_attempt = connections_per_check_attempt(dead, port, monkeypatch)
+        check_attempts, per_attempt = check_connections(dead, port, monkeypatch)
     assert completed.returncode != 0
     assert subject.stats()["requests"] == 0
     assert f"condambig: the judge --model-role grader=openai-api/grader/j at {dead} " \
