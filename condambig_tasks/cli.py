@@ -42,7 +42,13 @@ from condambig_tasks.data import recording_sources
 from condambig_tasks.errors import CondambigError, PredictionFileError
 from condambig_tasks.options import option_specs
 from condambig_tasks.progress import Progress, show_project_logs
-from condambig_tasks.provenance import OUTPUTS_SHA256_KEY, outputs_sha256, provenance_block
+from condambig_tasks.provenance import (
+    OUTPUTS_SHA256_KEY,
+    SCORING_SHA256_KEY,
+    outputs_sha256,
+    provenance_block,
+    record_scoring_sha256,
+)
 from condambig_tasks.run import BenchmarkRun, EnvironmentJudge, judge_wanted
 
 
@@ -234,6 +240,7 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
         benchmark, options, items, sources, judge=None if engine is None else engine.model_name)
     result["provenance"][OUTPUTS_SHA256_KEY] = outputs_sha256(
         (benchmark.item_id(item), output) for item, output in selected)
+    record_scoring_sha256(result["provenance"])
     if config is not None and config.base_url:
         result["provenance"]["judge_base_url"] = config.base_url
     if logged is not None:
@@ -312,7 +319,12 @@ def _check_outputs(benchmark: Benchmark, logged: run_logs.RunOutputs, here: dict
                   f"run scored (sha256 {recorded[:12]}…): the log was edited or holds another "
                   "run's outputs; the numbers here are those of the outputs in the log, not "
                   "the run's.", file=sys.stderr)
-    return {OUTPUTS_SHA256_KEY: recorded, f"{OUTPUTS_SHA256_KEY}_matched": matched}
+    # a recorded scoring digest that the log's options and version do not give again was
+    # refused when the log was read (run_logs.read_run): here it matched
+    scoring = logged.scoring_sha256
+    return {OUTPUTS_SHA256_KEY: recorded, f"{OUTPUTS_SHA256_KEY}_matched": matched,
+            "task_version": logged.task_version, SCORING_SHA256_KEY: scoring,
+            f"{SCORING_SHA256_KEY}_matched": None if scoring is None else True}
 
 
 def _read_outputs(benchmark: Benchmark, source: str, items: list,

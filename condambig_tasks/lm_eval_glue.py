@@ -50,7 +50,7 @@ from condambig_tasks.benchmark import (
 from condambig_tasks.errors import CondambigError
 from condambig_tasks.lm_eval_options import resolve_lm_eval_options
 from condambig_tasks.progress import Progress, show_project_logs
-from condambig_tasks.provenance import outputs_sha256
+from condambig_tasks.provenance import outputs_sha256, record_scoring_sha256
 from condambig_tasks.run import (
     BenchmarkRun,
     EnvironmentJudge,
@@ -409,8 +409,9 @@ _SAYING: list[bool] = []
 def _report_run(task: Any, task_name: str, scored: ScoredRun) -> None:
     """Record in the task's ``config.metadata`` (written to the results JSON) why metrics
     are null (``null_reasons``, beside ``provenance``) and the digest of the outputs scored
-    (``provenance.outputs_sha256``); keep the task's lines printed after lm-eval's table
-    (its headline, or why it is null: lm-eval itself shows NaN without a reason). Withheld
+    (``provenance.outputs_sha256``, with ``scoring_sha256``); keep the task's lines printed
+    after lm-eval's table (its headline, or why it is null: lm-eval itself shows NaN
+    without a reason). Withheld
     judged metrics also give the run a non-zero exit status once the ``lm_eval`` command
     has written its output (not a Python program calling lm-eval: its own exit is its
     own)."""
@@ -426,6 +427,7 @@ def _report_run(task: Any, task_name: str, scored: ScoredRun) -> None:
         provenance = metadata.get("provenance")
         if isinstance(provenance, dict) and scored.outputs_sha256 is not None:
             provenance["outputs_sha256"] = scored.outputs_sha256
+            record_scoring_sha256(provenance)
     if run.judge_failed and lm_eval_command.running_lm_eval_command():
         exit_status.fail_at_exit()
     if not _SAYING:

@@ -8,7 +8,8 @@ the Inspect log (the eval's task metadata, ``provenance``) and in ``condambig-sc
 JSON. ``records_sha256`` hashes the loaded items as the project reads them (their JSON
 records, in order), so it changes when any record changes, whatever the source.
 ``outputs_sha256`` (:func:`outputs_sha256`), recorded once the outputs are scored, hashes
-the model outputs a result was computed from.
+the model outputs a result was computed from; ``scoring_sha256`` (:func:`scoring_sha256`)
+binds that digest to the task version and options the outputs were scored with.
 """
 
 from __future__ import annotations
@@ -64,6 +65,30 @@ def outputs_sha256(outputs: Iterable[tuple[str, Any]]) -> str:
         digest.update(line)
         digest.update(b"\n")
     return digest.hexdigest()
+
+
+SCORING_SHA256_KEY = "scoring_sha256"  # where a result records :func:`scoring_sha256`
+
+
+def scoring_sha256(benchmark: str, task_version: Any, options: Mapping[str, Any],
+                   outputs_digest: str) -> str:
+    """sha256 of what a result's numbers depend on besides the data: the benchmark, its
+    task version, the options as recorded (``options_to_json``) and the outputs
+    (:func:`outputs_sha256`). Recorded beside ``outputs_sha256``, it lets ``--from-log``
+    tell a log whose options or version were edited after the run from the log the run
+    wrote, which the outputs digest alone cannot."""
+    line = record_line({"benchmark": benchmark, "task_version": task_version,
+                        "options": json_safe(dict(options)), OUTPUTS_SHA256_KEY: outputs_digest})
+    return hashlib.sha256(line).hexdigest()
+
+
+def record_scoring_sha256(provenance: dict[str, Any]) -> None:
+    """Add :func:`scoring_sha256` to a provenance block that holds its outputs digest."""
+    digest = provenance.get(OUTPUTS_SHA256_KEY)
+    if isinstance(digest, str) and isinstance(provenance.get("options"), Mapping):
+        provenance[SCORING_SHA256_KEY] = scoring_sha256(
+            provenance.get("benchmark"), provenance.get("task_version"),
+            provenance["options"], digest)
 
 
 def load_records_with_provenance(

@@ -26,6 +26,7 @@ every run under some paths (:class:`RunResult`), for the report.
 from __future__ import annotations
 
 import dataclasses
+import glob
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -36,12 +37,13 @@ from condambig_tasks import json_files, registry
 from condambig_tasks.benchmark import (
     Benchmark,
     ScoredSample,
+    TaskVersion,
     Variant,
     finite_number,
     load_items,
 )
 from condambig_tasks.errors import ConfigurationError, PredictionFileError
-from condambig_tasks.provenance import OUTPUTS_SHA256_KEY
+from condambig_tasks.provenance import OUTPUTS_SHA256_KEY, SCORING_SHA256_KEY, scoring_sha256
 
 LM_EVAL = "lm_eval"
 INSPECT = "inspect"
@@ -82,6 +84,9 @@ class RunOutputs:
     # the digest of the outputs the run scored, as it recorded it (None: not recorded):
     # provenance.outputs_sha256 of the same outputs, when the log was not edited
     outputs_sha256: str | None = None
+    task_version: str | None = None  # the benchmark's task version the run recorded
+    # provenance.scoring_sha256 the run recorded (None: not recorded, e.g. an older run)
+    scoring_sha256: str | None = None
 
     def outputs_by_id(self) -> dict[str, str]:
         return {row["id"]: row["output"] for row in self.outputs}
@@ -134,7 +139,57 @@ def read_run(benchmark: Benchmark, path: str | Path, task: str | None = None) ->
     if logged.benchmark != benchmark.name:
         raise RunLogError(f"{logged.source}: is a run of {logged.benchmark} (task "
                           f"{logged.task}), not {benchmark.name}.")
-    return logged
+    _check_scoring_digest(benchmark, logged)
+    return dataclasses.replace(logged, notes=logged.notes + _version_notes(benchmark, logged))
+
+
+def _check_scoring_digest(benchmark: Benchmark, logged: RunOutputs) -> None:
+    """The options and task version in the log are the ones the run scored with: the
+    run's ``scoring_sha256`` over them and its outputs digest is given again (a log
+    without one is read as before)."""
+    if logged.scoring_sha256 is None or logged.outputs_sha256 is None:
+        return
+    here = scoring_sha256(benchmark.name, logged.task_version, logged.options,
+                          logged.outputs_sha256)
+    if here != logged.scoring_sha256:
+        raise RunLogError(
+            f"{logged.source}: its options or task version are not the ones the run scored "
+            f"with (its {SCORING_SHA256_KEY} {logged.scoring_sha256[:12]}…, the log now gives "
+            f"{here[:12]}…): the log was edited after the run; give the log the run wrote, "
+            "or score the outputs with condambig-score --outputs and the options you mean.")
+
+
+def _version_notes(benchmark: Benchmark, logged: RunOutputs) -> tuple[str, ...]:
+    """One line when the run was made with another version of the benchmark's task."""
+    recorded = logged.task_version
+    if recorded is None or recorded == benchmark.version:
+        return ()
+    try:
+        comparable = TaskVersion(recorded).comparability == benchmark.task_version.comparability
+    except (ValueError, IndexError):
+        comparable = False
+    return (f"{logged.source}: the run was made with {benchmark.name} task version "
+            f"{recorded}; this is version {benchmark.version}, which scores its outputs"
+            + (" (the same comparability version: the same scores)." if comparable else
+               " (another comparability version: its numbers can differ from the run's)."),)
+
+
+def _same_copies(path: Path, what: str, copies: Iterable[tuple[str, Any]]) -> None:
+    """Every copy a log keeps of its options (or version) says the same: one edited and
+    not the others is one line naming where they differ."""
+    present = [(place, value) for place, value in copies if value is not None]
+    for place, value in present[1:]:
+        first_place, first = present[0]
+        if value == first:
+            continue
+        if isinstance(value, dict) and isinstance(first, dict):
+            keys = sorted(k for k in {*value, *first} if value.get(k) != first.get(k))
+            shown = "; ".join(f"{k}: {first.get(k)!r} in {first_place}, {value.get(k)!r} in "
+                              f"{place}" for k in keys[:3])
+        else:
+            shown = f"{first!r} in {first_place}, {value!r} in {place}"
+        raise RunLogError(f"{path}: its {what} differ ({shown}): the log was edited after "
+                          "the run; give the log the run wrote.")
 
 
 def resolve_options(benchmark: Benchmark, logged: RunOutputs,
@@ -308,6 +363,10 @@ def _read_lm_eval(path: Path, task: str, benchmark: str | None) -> RunOutputs:
                           "file of one task run.")
     _check_unique(path, outputs)
     reported, provenance = _lm_eval_reported(path, task)
+    block = provenance or {}
+    _same_copies(path, "recorded options", [
+        ("the samples' docs", next(iter(options.values()))),
+        ("the results' provenance block", _dict_or_none(block.get("options")))])
     notes = () if not non_text else (
         f"{path}: {non_text} of {len(outputs)} logged responses are not text; they are "
         "scored as empty outputs (non_text_outputs).",)
@@ -315,7 +374,9 @@ def _read_lm_eval(path: Path, task: str, benchmark: str | None) -> RunOutputs:
                       options=next(iter(options.values())), judge=next(iter(judges.values())),
                       outputs=outputs, source=str(path), framework=LM_EVAL, reported=reported,
                       provenance=provenance, notes=notes, non_text_outputs=non_text,
-                      outputs_sha256=_recorded_digest(path, [provenance]))
+                      outputs_sha256=_recorded_digest(path, [provenance]),
+                      task_version=_text(block.get("task_version")),
+                      scoring_sha256=_recorded_digest(path, [provenance], SCORING_SHA256_KEY))
 
 
 def _lm_eval_output(path: Path, number: int, row: Mapping[str, Any]) -> Any:
@@ -509,29 +570,36 @@ def _inspect_candidate(path: Path, header: Any) -> _Candidate:
                       lambda: _read_inspect(path, header, benchmark))
 
 
-def _read_inspect(path: Path, header: Any, benchmark: str | None) -> RunOutputs:
-    from inspect_ai.log import read_eval_log
+def _logged_samples(path: Path) -> list[Any]:
+    """The log's samples (:mod:`condambig_tasks.inspect_samples`); one line if doctored."""
+    from condambig_tasks.inspect_samples import InspectSampleError, read_samples
 
+    try:
+        return read_samples(path)
+    except InspectSampleError as error:
+        raise RunLogError(str(error)) from None
+
+
+def _read_inspect(path: Path, header: Any, benchmark: str | None) -> RunOutputs:
     spec = header.eval
-    log = read_eval_log(str(path), exclude_fields={"events", "messages"})
-    if not log.samples:
+    logged = _logged_samples(path)
+    if not logged:
         raise RunLogError(f"{path}: the Inspect log holds no samples (run with "
                           "--no-log-samples, or stopped before any); rerun logging samples.")
     notes = []
-    if log.status != "success":
-        notes.append(f"the Inspect run ended with status {log.status}; its logged samples "
-                     "are scored.")
+    if header.status != "success":
+        notes.append(f"the Inspect run ended with status {header.status}; its logged "
+                     "samples are scored.")
     epochs = spec.config.epochs or 1
-    samples = [s for s in log.samples if s.epoch == 1]
+    samples = [s for s in logged if s.epoch == 1]
     if epochs > 1:
         notes.append(f"the run has {epochs} epochs; the first epoch's outputs are scored "
                      "(the reported values average the epochs).")
-    failed = [s for s in samples if s.error is not None]
+    failed = [s for s in samples if s.failed]
     if failed:
         notes.append(f"{len(failed)} sample(s) ended in an error and have no output "
                      "(left out).")
-    outputs = [{"id": str(s.id), "output": s.output.completion if s.output else ""}
-               for s in samples if s.error is None]
+    outputs = [{"id": s.id, "output": s.completion} for s in samples if not s.failed]
     _check_unique(path, outputs)
     metadata = spec.metadata or {}
     options = _inspect_options(spec, benchmark, _inspect_recorded(path, spec)[1])
@@ -545,28 +613,46 @@ def _read_inspect(path: Path, header: Any, benchmark: str | None) -> RunOutputs:
         notes.append("the run bound Inspect model role(s) "
                      f"{', '.join(f'{k}={v}' for k, v in roles.items())}; condambig-score "
                      "cannot call them and scores with its own settings.")
-    scores = log.results.scores if log.results else []
+    scores = header.results.scores if header.results else []
     reported = _inspect_metrics(scores)[0]
     provenance = _provenance(path, metadata)
+    block = provenance or {}
+    _same_copies(path, "recorded options", [
+        ("the task metadata", _dict_or_none(metadata.get("options"))),
+        ("its provenance block", _dict_or_none(block.get("options"))),
+        *(("the scorer's arguments", _dict_or_none((scorer.options or {}).get("options")))
+          for scorer in spec.scorers or [] if scorer.name.endswith("benchmark_scorer"))])
+    _same_copies(path, "recorded task versions", [
+        ("the task metadata", _text(metadata.get("full_task_version"))),
+        ("its provenance block", _text(block.get("task_version")))])
     # with several epochs the run's digest covers every epoch, the outputs here the first
-    digest = _recorded_digest(path, [score.metadata for score in scores]) \
-        if epochs == 1 else None
+    blocks = [score.metadata for score in scores] + [provenance]
+    digest = _recorded_digest(path, blocks) if epochs == 1 else None
     return RunOutputs(task=spec.task, benchmark=benchmark or "?", options=options, judge={},
                       outputs=outputs, source=str(path), framework=INSPECT, reported=reported,
-                      notes=tuple(notes), provenance=provenance, outputs_sha256=digest)
+                      notes=tuple(notes), provenance=provenance, outputs_sha256=digest,
+                      task_version=_text(metadata.get("full_task_version"))
+                      or _text(block.get("task_version")),
+                      scoring_sha256=_recorded_digest(path, blocks, SCORING_SHA256_KEY)
+                      if epochs == 1 else None)
 
 
-def _recorded_digest(path: Path, blocks: Iterable[Mapping[str, Any] | None]) -> str | None:
-    """The first ``outputs_sha256`` recorded in ``blocks`` (an Inspect log's score metadata,
-    where the task-end hook of :mod:`condambig.null_reasons` writes it; an lm-eval run's
+def _dict_or_none(value: Any) -> dict[str, Any] | None:
+    return value if isinstance(value, dict) else None
+
+
+def _recorded_digest(path: Path, blocks: Iterable[Mapping[str, Any] | None],
+                     key: str = OUTPUTS_SHA256_KEY) -> str | None:
+    """The first digest ``key`` recorded in ``blocks`` (an Inspect log's score metadata,
+    where the task-end hook of :mod:`condambig.null_reasons` writes ``outputs_sha256``; a
     provenance block); None in a log without one."""
     for block in blocks:
-        digest = (block or {}).get(OUTPUTS_SHA256_KEY)
+        digest = (block or {}).get(key)
         if digest is None:
             continue
         if not isinstance(digest, str):
-            raise RunLogError(f"{path}: its recorded {OUTPUTS_SHA256_KEY!r} is "
-                              f"{_kind(digest)}, not a sha256; give the log the run wrote.")
+            raise RunLogError(f"{path}: its recorded {key!r} is {_kind(digest)}, not a "
+                              "sha256; give the log the run wrote.")
         return digest
     return None
 
@@ -643,9 +729,24 @@ def read_results(paths: Iterable[str | Path]) -> RunResults:
             runs, notices = _read_result_file(file, strict=not path.is_dir())
             found.runs.extend(runs)
             found.notices.extend(notices)
+            if path.is_dir():
+                per_sample += [(beside, _read_per_sample_file(beside))
+                               for beside in _per_sample_files_beside(file, runs)]
+    attached: set[Path] = set()
     for path, samples in per_sample:
-        _attach_per_sample(found, path, samples)
+        if path.resolve() not in attached:  # given and also found in a folder given
+            attached.add(path.resolve())
+            _attach_per_sample(found, path, samples)
     return found
+
+
+def _per_sample_files_beside(saved: Path, runs: list[RunResult]) -> list[Path]:
+    """In a folder, the ``--per-sample`` files named after a condambig-score JSON
+    (``b.per-sample.jsonl`` beside ``b.json``), as if given with it."""
+    if not any(run.framework == CLI for run in runs):
+        return []
+    return sorted(path for path in saved.parent.glob(f"{glob.escape(saved.stem)}.*.jsonl")
+                  if path.is_file() and not _LM_EVAL_SAMPLES.match(path.name))
 
 
 def _result_files_in(folder: Path) -> list[Path]:
@@ -974,32 +1075,33 @@ def _lm_eval_scored_samples(path: Path) -> tuple[list[ScoredSample] | None, str 
             else:
                 values[name] = finite_number(item)
         samples.append(whole or ScoredSample(id=str(doc["id"]), values=values))
+    _check_unique(path, [{"id": sample.id} for sample in samples])
     return samples, None
 
 
 def _inspect_scored_samples(path: Path) -> tuple[list[ScoredSample] | None, str | None]:
     """Each sample's ``Score``: ``value`` the per-sample numbers, ``metadata`` the details
     (the judge's transcript left out), first epoch."""
-    from inspect_ai.log import read_eval_log
-
-    log = read_eval_log(str(path), exclude_fields={"events", "messages"})
-    epochs = log.eval.config.epochs or 1
+    header = _inspect_header(path)
+    epochs = (header.eval.config.epochs or 1) if header is not None else 1
     if epochs > 1:
         return None, f"the run has {epochs} epochs (its numbers average them)"
-    if not log.samples:
+    logged = _logged_samples(path)
+    if not logged:
         return None, "the Inspect log holds no samples"
     samples = []
-    for sample in log.samples:
-        if sample.error is not None:
+    for sample in logged:
+        if sample.failed:
             continue
-        score = next(iter((sample.scores or {}).values()), None)
+        score = next(iter(sample.scores.values()), None)
         if score is None:
             return None, f"sample {sample.id} has no score"
         values = score.value if isinstance(score.value, dict) else {}
-        details = {k: v for k, v in (score.metadata or {}).items() if k != "judge_calls"}
-        samples.append(ScoredSample(id=str(sample.id),
+        details = {k: v for k, v in score.metadata.items() if k != "judge_calls"}
+        samples.append(ScoredSample(id=sample.id,
                                     values={k: finite_number(v) for k, v in values.items()},
                                     details=details, explanation=score.explanation or ""))
+    _check_unique(path, [{"id": sample.id} for sample in samples])
     return samples, None
 
 

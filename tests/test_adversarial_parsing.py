@@ -29,8 +29,9 @@ from condambig_tasks.parsing import (
 from tests.support.adversarial import CORPUS, MEGABYTE, PARSERS, timed_parse
 
 SECONDS_PER_OUTPUT = 1.0
-"""The bound per 1 MB output (measured worst case is about 0.5 s on one shared core)."""
-CHILD_TIMEOUT = 5.0
+"""The bound on the CPU time (the child's own, not the wall clock, which grows with the
+machine's load) per 1 MB output; the measured worst case is about 0.5 s."""
+CHILD_TIMEOUT = 120.0  # a parse that hangs; the speed is the CPU time above
 
 def _cases():
     for parser in PARSERS:
@@ -42,7 +43,7 @@ def _cases():
 def test_each_parser_is_bounded_on_each_adversarial_output(parser, kind):
     seconds, status, detail = timed_parse(parser, kind, MEGABYTE, CHILD_TIMEOUT)
     assert status == "ok", detail
-    assert seconds < SECONDS_PER_OUTPUT, f"{parser} took {seconds:.2f} s on {kind}"
+    assert seconds < SECONDS_PER_OUTPUT, f"{parser} took {seconds:.2f} CPU s on {kind}"
 
 
 # --- the first step: cap, surrogates, then <think> ------------------------------------------

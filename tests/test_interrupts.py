@@ -89,9 +89,11 @@ def test_judged_run_stops_at_once_and_the_rerun_asks_only_for_the_rest(slow_judg
 
     cache = tmp_path / "judge.sqlite"
     slow_judge.reset()  # one judgement at a time: the signal comes with most still to do
-    code, seconds, stderr = interrupt(command, env(cache, 1), tmp_path,
-                                       lambda: len(judgement_prompts(slow_judge)) >= 4, signum)
-    line = assert_clean_stop(code, seconds, stderr)
+    code, work_after, stderr = interrupt(command, env(cache, 1), tmp_path,
+                                          lambda: len(judgement_prompts(slow_judge)) >= 4,
+                                          signum, lambda: len(judgement_prompts(slow_judge)))
+    # concurrency 1: at most the request sent as the signal came
+    line = assert_clean_stop(code, work_after, stderr, in_flight=1)
     [(cached,)] = sqlite_rows(cache, "SELECT COUNT(*) FROM judgements")
     assert 3 <= cached < needed
     assert f"judge loopback-judge {cached}/{needed}" in line

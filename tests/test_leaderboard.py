@@ -23,6 +23,7 @@ from condambig_tasks.provenance import (
     load_records_with_provenance,
     outputs_sha256,
     records_sha256,
+    scoring_sha256,
 )
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
 from tests.support import lm_eval_results
@@ -267,6 +268,8 @@ def test_condambig_score_prints_the_provenance_block(tmp_path, monkeypatch, caps
     benchmark = registry.get("ambignq")
     _, _, expected = load_records_with_provenance(benchmark, benchmark.options({}))
     expected["outputs_sha256"] = outputs_sha256((q["id"], "Q: ? A: x") for q in questions)
+    expected["scoring_sha256"] = scoring_sha256("ambignq", benchmark.version,
+                                                expected["options"], expected["outputs_sha256"])
     assert report["provenance"] == expected
 
 

@@ -93,7 +93,8 @@ def test_lm_eval_log_scores_the_filtered_outputs_as_the_outputs_file_does(
     [samples] = glob.glob(f"{ambignq_log}/**/samples_ambignq_*.jsonl", recursive=True)
     assert result["source"] == {"framework": "lm_eval", "path": samples, "task": "ambignq",
                                 "provenance": None, "outputs_sha256": None,
-                                "outputs_sha256_matched": None}
+                                "outputs_sha256_matched": None, "task_version": None,
+                                "scoring_sha256": None, "scoring_sha256_matched": None}
     # what the run printed, NaN as null; stderr entries are not metrics
     assert result["reported"] == {"f1_answer_all": 0.5, "f1_answer_multi": None}
     # the results file of the run leads to its samples
@@ -244,7 +245,9 @@ def test_inspect_log_hand_made(tmp_path, use_fixture_data, capsys):
     assert code == 0 and result["n_scored"] == 6
     assert result["source"] == {"framework": "inspect", "path": str(path),
                                 "task": "condambig/ambignq", "provenance": None,
-                                "outputs_sha256": None, "outputs_sha256_matched": None}
+                                "outputs_sha256": None, "outputs_sha256_matched": None,
+                                "task_version": None, "scoring_sha256": None,
+                                "scoring_sha256_matched": None}
     outputs = tmp_path / "outputs.json"
     outputs.write_text(json.dumps([{"id": k, "output": v} for k, v in AMBIGNQ_OUTPUTS.items()]))
     assert _score(["ambignq", "--outputs", str(outputs)], capsys)[1]["metrics"] == \
@@ -365,6 +368,11 @@ def test_lm_eval_run_rescored_from_its_folder(lm_eval_run):
     assert result["source"]["framework"] == "lm_eval" and result["source"]["task"] == "ambignq"
     # the run's provenance block comes along, and its data is the data here
     assert result["source"]["provenance"]["data"] == result["provenance"]["data"]
+    # lm-eval recorded the digest of its version, options and outputs: given again here
+    assert result["source"]["scoring_sha256"] == \
+        result["source"]["provenance"]["scoring_sha256"] == result["provenance"]["scoring_sha256"]
+    assert result["source"]["scoring_sha256_matched"] is True
+    assert result["source"]["task_version"] == registry.get("ambignq").version
 
 
 @pytest.mark.e2e
@@ -406,7 +414,10 @@ def test_inspect_log_rescored(ambignq_lm, tmp_path, use_fixture_data, capsys):
         assert by_file["source"] == {
             "framework": "inspect", "path": path, "task": f"condambig/{task}",
             "outputs_sha256": by_file["provenance"]["outputs_sha256"],
-            "outputs_sha256_matched": True}
+            "outputs_sha256_matched": True,
+            # Inspect's log keeps the version; its task-end hook writes no scoring digest
+            "task_version": registry.get(benchmark).version, "scoring_sha256": None,
+            "scoring_sha256_matched": None}
         # the log's provenance block: the same data as here
         assert run_provenance["data"] == by_file["provenance"]["data"]
         code, by_folder, _ = _score([benchmark, "--from-log", str(logs)], capsys)

@@ -4,6 +4,7 @@ one Markdown report beside the papers' numbers, and PNG figures.
     condambig-report results/ logs/ -o report.md
     condambig-report out/qwen/results_*.json logs/*.eval --paper-model my-qwen="Qwen2.5 (7B)"
     condambig-report a.json a.per-sample.jsonl b.json b.per-sample.jsonl --seed 7
+    condambig-report runs/ --baseline my-base-model      # each run against the baseline
 
 Exit code 0, or 2 with one ``condambig-report: ...`` line for input it cannot use.
 """
@@ -16,6 +17,7 @@ import sys
 from pathlib import Path
 
 from condambig_tasks.errors import TRACEBACK_VARIABLE, CondambigError
+from condambig_tasks.report.stats import MAX_ALL_PAIRS, NEIGHBOURS, PAIRINGS
 from condambig_tasks.uncertainty import (  # noqa: F401  (the defaults, as condambig-score's)
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -32,7 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
             "or --output_path folders), Inspect logs (.eval / .json) and saved condambig-score "
             "JSON (with its --per-sample file): per benchmark and task, every run's metrics "
             "± standard error beside the papers' published numbers, with Δ = ours − paper on "
-            "the same scale, and a paired comparison of the runs of each task."))
+            "the same scale, and a paired comparison of the runs of each task (each run "
+            "against the next, or against --baseline MODEL)."))
     parser.add_argument("inputs", nargs="+", metavar="PATH",
                         help="result files or folders (searched recursively)")
     parser.add_argument("-o", "--output", default="report.md", type=Path,
@@ -47,6 +50,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--title", default="condambig report", help="the report's heading")
     add_bootstrap_arguments(parser, "the standard errors computed from per-sample scores "
                                     "and of the paired comparisons")
+    parser.add_argument("--baseline", metavar="MODEL", default=None,
+                        help="pair each run of a task with the run(s) of this model (as the "
+                             "run names it, or its last path part); tasks without one pair "
+                             "as --pairs says")
+    parser.add_argument("--pairs", choices=PAIRINGS, default=NEIGHBOURS,
+                        help="without a baseline: each run against the next run of its task "
+                             "(neighbours, the default) or every pair of runs of a task "
+                             f"(all, at most {MAX_ALL_PAIRS} pairs per task)")
     return parser
 
 
@@ -79,7 +90,8 @@ def _run(arguments: argparse.Namespace) -> int:
                                + "; give lm-eval results or Inspect logs of condambig tasks.")
     data = load_paper_data()
     sections = build_sections(inputs.runs, data, explicit)
-    settings = Settings(arguments.bootstrap_resamples, arguments.seed)
+    settings = Settings(arguments.bootstrap_resamples, arguments.seed, arguments.pairs,
+                        arguments.baseline)
     attach_statistics(sections, settings)
     output: Path = arguments.output
     output.parent.mkdir(parents=True, exist_ok=True)

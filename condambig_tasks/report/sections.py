@@ -27,6 +27,7 @@ class Section:
     # per run: its standard errors and intervals; the pairs of runs compared (report.stats)
     uncertainty: list[Any] = field(default_factory=list)
     pairs: list[Any] = field(default_factory=list)
+    pairing: str = ""  # how the pairs were chosen (report.stats.pair_plan)
 
     def paper_value(self, model: str | None, metric: str) -> PaperEntry | None:
         """The comparable paper number of ``model`` for ``metric`` (first in file order)."""

@@ -7,15 +7,25 @@ none, :func:`condambig_tasks.uncertainty.uncertainty` on the run's per-sample sc
 bootstrap's where there are per-sample scores, the run's own ``ci95``, else the normal
 interval ±1.96 standard errors. Per pair of runs of a task, Δ of the headline metric with
 :func:`condambig_tasks.uncertainty.compare` (paired on the same units, else unpaired).
+
+Which pairs: a reader uses a run against a baseline or against the run beside it, not
+every one of n(n − 1)/2 pairs (10,000 runs: 50 million); so by default each run is
+compared with the next one of its task, with ``baseline`` each with the baseline model's
+run(s), and every pair only on request (``pairs=ALL``, bounded by :data:`MAX_ALL_PAIRS`).
+A run's per-sample scores are held only until its last pair is computed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from condambig_tasks import registry
+from condambig_tasks.errors import ConfigurationError
+from condambig_tasks.report.paper import short_model_name
 from condambig_tasks.report.sections import Section
 from condambig_tasks.run_logs import (
     UNRECORDED_JUDGE,
@@ -29,6 +39,10 @@ FRAMEWORK = "framework"  # the run's own standard error
 COMPUTED = "computed"  # uncertainty() on the run's per-sample scores
 NORMAL = "normal"  # an interval of ±1.96 standard errors (no resamples to take it from)
 Z95 = 1.959963984540054
+NEIGHBOURS = "neighbours"  # each run against the next run of its task, in the report's order
+ALL = "all"  # every pair of runs of a task
+PAIRINGS = (NEIGHBOURS, ALL)
+MAX_ALL_PAIRS = 20_000  # per task with pairs=ALL (200 runs); beyond it: a baseline
 
 
 @dataclass
@@ -40,6 +54,10 @@ class RunUncertainty:
     ci95: dict[str, tuple[float, float]] = field(default_factory=dict)
     interval: dict[str, str] = field(default_factory=dict)  # metric -> COMPUTED | FRAMEWORK | NORMAL
     scored: ScoredRun | None = None  # the per-sample scores (None: not read)
+    # how many samples and resampling units those scores had (None: none), kept when the
+    # samples themselves are let go once the run's pairs are computed
+    samples: int | None = None
+    units: int | None = None
 
 
 @dataclass(frozen=True)
@@ -58,13 +76,69 @@ class PairRow:
 class Settings:
     resamples: int
     seed: int
+    pairs: str = NEIGHBOURS  # NEIGHBOURS | ALL, when no baseline applies
+    baseline: str | None = None  # a model (full or last path part): each run against it
 
 
 def attach_statistics(sections: Sequence[Section], settings: Settings) -> None:
-    """Fill every section's ``uncertainty`` (one per run) and ``pairs``."""
+    """Fill every section's ``uncertainty`` (one per run) and ``pairs``; a run's
+    per-sample scores are let go once its last pair is computed."""
     for section in sections:
-        section.uncertainty = [run_uncertainty(run, settings) for run in section.runs]
-        section.pairs = pair_rows(section, settings) if settings.resamples else []
+        plan, section.pairing = pair_plan(section, settings)
+        by_later: dict[int, list[tuple[int, int]]] = defaultdict(list)
+        last_use: dict[int, int] = {}
+        for pair in plan:
+            by_later[max(pair)].append(pair)
+            for index in pair:
+                last_use[index] = max(last_use.get(index, -1), max(pair))
+        expiring: dict[int, list[int]] = defaultdict(list)
+        for index, last in last_use.items():
+            expiring[last].append(index)
+        rows: dict[tuple[int, int], PairRow] = {}
+        section.uncertainty = []
+        for index, run in enumerate(section.runs):
+            section.uncertainty.append(run_uncertainty(run, settings))
+            for a, b in by_later[index]:
+                rows[(a, b)] = pair_row(section, a, b, settings)
+            for done in expiring[index] + ([] if index in last_use else [index]):
+                section.uncertainty[done] = _without_samples(section.uncertainty[done])
+        section.pairs = [rows[pair] for pair in plan]
+
+
+def pair_plan(section: Section, settings: Settings) -> tuple[list[tuple[int, int]], str]:
+    """The pairs (A, B) of the section's runs to compare, and how they were chosen (for
+    the table's heading)."""
+    count = len(section.runs)
+    if not settings.resamples or count < 2:
+        return [], ""
+    if settings.baseline is not None:
+        wanted = short_model_name(settings.baseline)
+        bases = [index for index, run in enumerate(section.runs)
+                 if run.model == settings.baseline or short_model_name(run.model) == wanted]
+        if bases:
+            others = [index for index in range(count) if index not in bases]
+            plan = [(base, other) for base in bases for other in others]
+            plan += list(itertools.combinations(bases, 2))
+            return plan, f"each run against the baseline {settings.baseline}"
+    if settings.pairs == ALL:
+        pairs = count * (count - 1) // 2
+        if pairs > MAX_ALL_PAIRS:
+            raise ConfigurationError(
+                f"--pairs all: task {section.variant.task} has {count} runs, {pairs} pairs "
+                f"(at most {MAX_ALL_PAIRS}); compare each with a baseline (--baseline MODEL) "
+                "or with the next run (--pairs neighbours).")
+        return list(itertools.combinations(range(count), 2)), "every pair of runs"
+    missing = (f" (no run of the baseline {settings.baseline} here)"
+               if settings.baseline is not None else "")
+    return [(index, index + 1) for index in range(count - 1)], \
+        f"each run against the next one{missing}"
+
+
+def _without_samples(result: RunUncertainty) -> RunUncertainty:
+    """The run's estimates with its per-sample scores let go (their counts kept)."""
+    if result.scored is None or result.scored.samples is None:
+        return result
+    return dataclasses.replace(result, scored=dataclasses.replace(result.scored, samples=[]))
 
 
 def run_uncertainty(run: RunResult, settings: Settings) -> RunUncertainty:
@@ -73,6 +147,9 @@ def run_uncertainty(run: RunResult, settings: Settings) -> RunUncertainty:
                             ScoredRun(None, reason="--bootstrap-resamples 0"))
     estimates = {}
     scored = result.scored
+    if scored.samples is not None:
+        result.samples = len(scored.samples)
+        result.units = len({registry.get(run.benchmark).cluster(s) for s in scored.samples})
     if scored.samples is not None and settings.resamples:
         estimates = uncertainty(registry.get(run.benchmark), scored.samples, scored.options,
                                 scored.judged, resamples=settings.resamples, seed=settings.seed)
@@ -95,42 +172,37 @@ def run_uncertainty(run: RunResult, settings: Settings) -> RunUncertainty:
 
 
 def pair_rows(section: Section, settings: Settings) -> list[PairRow]:
-    """Every pair (A, B) of the section's runs, A before B in the report's order."""
+    """The planned pairs (:func:`pair_plan`) of a section whose ``uncertainty`` is filled."""
+    return [pair_row(section, a, b, settings) for a, b in pair_plan(section, settings)[0]]
+
+
+def pair_row(section: Section, a: int, b: int, settings: Settings) -> PairRow:
+    """Δ (B − A) of runs ``a`` and ``b``'s headline, or why there is none."""
     benchmark = registry.get(section.benchmark)
-    rows = []
-    for a, b in itertools.combinations(range(len(section.runs)), 2):
-        sides = [section.uncertainty[a].scored, section.uncertainty[b].scored]
-        missing = [(label, s.reason) for label, s in zip("AB", sides, strict=True)
-                   if s is None or s.samples is None]
-        if missing:
-            rows.append(PairRow(a, b, None, reason="; ".join(
-                f"no per-sample scores for {label}: {reason}" for label, reason in missing)))
-            continue
-        first, second = sides
-        if benchmark.options_to_json(first.options) != benchmark.options_to_json(second.options):
-            # one summary rule for both sides: a pair scored with other options is not
-            # compared under one run's options
-            rows.append(PairRow(a, b, None, reason="the runs were scored with different "
-                                                   "options"))
-            continue
-        judges = judge_difference(section.runs[a], section.runs[b])
-        if judges is not None:
-            rows.append(PairRow(a, b, None, reason=judges))
-            continue
-        metric = benchmark.headline_metric(first.options, first.judged)
-        if metric is None or metric != benchmark.headline_metric(second.options, second.judged):
-            rows.append(PairRow(a, b, None, reason="the runs have no common headline metric "
-                                                   "(one judged, one not)"))
-            continue
-        withheld = withheld_headline(section.runs[a], section.runs[b], metric)
-        if withheld is not None:
-            rows.append(PairRow(a, b, metric, reason=withheld))
-            continue
-        comparison = compare(benchmark, first.samples, second.samples, first.options,
-                             first.judged, metric, resamples=settings.resamples,
-                             seed=settings.seed)
-        rows.append(PairRow(a, b, metric, comparison))
-    return rows
+    sides = [section.uncertainty[a].scored, section.uncertainty[b].scored]
+    missing = [(label, s.reason) for label, s in zip("AB", sides, strict=True)
+               if s is None or s.samples is None]
+    if missing:
+        return PairRow(a, b, None, reason="; ".join(
+            f"no per-sample scores for {label}: {reason}" for label, reason in missing))
+    first, second = sides
+    if benchmark.options_to_json(first.options) != benchmark.options_to_json(second.options):
+        # one summary rule for both sides: a pair scored with other options is not
+        # compared under one run's options
+        return PairRow(a, b, None, reason="the runs were scored with different options")
+    judges = judge_difference(section.runs[a], section.runs[b])
+    if judges is not None:
+        return PairRow(a, b, None, reason=judges)
+    metric = benchmark.headline_metric(first.options, first.judged)
+    if metric is None or metric != benchmark.headline_metric(second.options, second.judged):
+        return PairRow(a, b, None, reason="the runs have no common headline metric (one "
+                                          "judged, one not)")
+    withheld = withheld_headline(section.runs[a], section.runs[b], metric)
+    if withheld is not None:
+        return PairRow(a, b, metric, reason=withheld)
+    comparison = compare(benchmark, first.samples, second.samples, first.options,
+                         first.judged, metric, resamples=settings.resamples, seed=settings.seed)
+    return PairRow(a, b, metric, comparison)
 
 
 def judge_difference(first: RunResult, second: RunResult) -> str | None:

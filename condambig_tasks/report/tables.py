@@ -207,7 +207,8 @@ def paired_table(section: Section, settings: Settings | None) -> list[str]:
         rows.append(row + [header(section.benchmark, metric), value(comparison.delta, signed=True),
                            interval, p_value, items])
     resamples = f"{settings.resamples} resamples, seed {settings.seed}" if settings else ""
-    return [f"Paired comparison (bootstrap of the {registry.get(section.benchmark).resampling_unit}s"
+    return [f"Paired comparison, {section.pairing or 'every pair of runs'} (bootstrap of the "
+            f"{registry.get(section.benchmark).resampling_unit}s"
             f"{', ' + resamples if resamples else ''}; paired when both runs scored the same "
             "items):", "", *_table(columns, rows)]
 
@@ -250,13 +251,12 @@ def uncertainty_notes(section: Section) -> list[str]:
             lines.append(f"- ± of {name}: the framework's own standard error.")
         scored = estimates.scored
         lacking = len(estimates.source) < sum(v is not None for v in run.metrics.values())
-        if scored is not None and scored.samples is None and lacking:
+        if scored is not None and estimates.samples is None and lacking:
             lines.append(f"- No per-sample scores for {name}: {scored.reason}; no ± where "
                          "the framework gave none.")
         elif scored is not None and lacking and not sources:
-            units = len({registry.get(section.benchmark).cluster(s) for s in scored.samples})
-            lines.append(f"- No ± for {name}: its {len(scored.samples)} samples fall in "
-                         f"{units} {unit}(s); a standard error needs two or more.")
+            lines.append(f"- No ± for {name}: its {estimates.samples} samples fall in "
+                         f"{estimates.units} {unit}(s); a standard error needs two or more.")
         if any(kind == NORMAL for kind in estimates.interval.values()):
             lines.append(f"- Error bars of {name}: ±1.96 standard errors (no per-sample "
                          "scores to take a bootstrap interval from).")

@@ -4,7 +4,9 @@ A real ``condambig-score`` process with tiny local T5 agents, on the fixture mad
 copying its examples, gets SIGINT once the answering agent has stored a few batches of
 candidate scores. It must stop at once (one line, exit 130); the rerun must compute only
 the scores not stored and give, bit for bit, the scores and numbers of a run never
-interrupted.
+interrupted. The signal's window is made by the interrupted run pausing after each stored
+batch once a few are stored (a test-only start-up patch), not by more data: more data
+made every run of the test longer, and a loaded machine still narrowed the window.
 """
 
 from __future__ import annotations
@@ -18,11 +20,32 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURE_DATA, executable, run_ok, subprocess_env
+from tests.support.child_site import with_sitecustomize
 from tests.support.interrupting import assert_clean_stop, interrupt, sqlite_rows
 
 pytestmark = pytest.mark.e2e
 
-FLM_COPIES = 30  # the fixture's examples thirty times over: seconds of agent work, a wide window
+FLM_COPIES = 3  # the fixture's examples three times over: more batches than the signal needs
+STORED_BEFORE_SIGNAL = 8
+# the interrupted run, once STORED_BEFORE_SIGNAL batches are stored, pauses after each store:
+# the signal finds it mid-run however slow the machine (and however fast)
+PAUSE_AFTER_STORES = """
+def _start():
+    import os
+    import time
+
+    from condambig_tasks.hotpot_flm import cache
+
+    store, stored = cache.ScoreCache.put_many, []
+
+    def paused_put_many(self, values):
+        store(self, values)
+        stored.append(len(values))
+        if len(stored) >= int(os.environ["CONDAMBIG_TEST_PAUSE_AFTER"]):
+            time.sleep(0.5)
+
+    cache.ScoreCache.put_many = paused_put_many
+"""
 
 
 def _larger_flm_data(root: Path) -> Path:
@@ -68,16 +91,21 @@ def test_hotpot_flm_interrupted_agent_step_resumes_with_the_same_numbers(tiny_t5
 
     def scoring_started() -> bool:
         try:
-            return bool(cache.exists() and
-                        sqlite_rows(cache, "SELECT COUNT(*) FROM candidate_scores")[0][0] >= 8)
+            return bool(cache.exists() and scores_stored() >= STORED_BEFORE_SIGNAL)
         except sqlite3.OperationalError:  # the table is not there yet
             return False
 
-    code, seconds, stderr = interrupt(command("interrupted"), env("resumed"), tmp_path,
-                                       scoring_started, signal.SIGINT)
-    line = assert_clean_stop(code, seconds, stderr)
+    def scores_stored() -> int:
+        return sqlite_rows(cache, "SELECT COUNT(*) FROM candidate_scores")[0][0]
+
+    paused = with_sitecustomize(tmp_path / "paused", env("resumed"), PAUSE_AFTER_STORES)
+    paused["CONDAMBIG_TEST_PAUSE_AFTER"] = str(STORED_BEFORE_SIGNAL)
+    code, work_after, stderr = interrupt(command("interrupted"), paused, tmp_path,
+                                          scoring_started, signal.SIGINT, scores_stored)
+    # batches of one: at most the batch being stored as the signal came
+    line = assert_clean_stop(code, work_after, stderr, in_flight=1)
     kept = dict(sqlite_rows(cache, "SELECT key, rowid FROM candidate_scores"))
-    assert 8 <= len(kept) < len(clean_scores)  # stopped in the answering agent's step
+    assert STORED_BEFORE_SIGNAL <= len(kept) < len(clean_scores)  # stopped in that step
     assert re.search(rf"hotpot_flm candidate scores {len(kept)}/{len(clean_scores)}\b", line)
 
     again = json.loads(run_ok(command("again"), env("resumed"), tmp_path).stdout)

@@ -8,7 +8,6 @@ import asyncio
 import gc
 import inspect
 import logging
-import time
 import warnings
 
 import pytest
@@ -124,12 +123,9 @@ def test_the_start_reaches_the_bound_without_waiting_for_replies(judge_server,
     # per success (1, 2, 4, 8, 1 in flight) would take five.
     server = judge_server({**SCRIPT, "latency_ms": 400})
     engine = make_engine(server, concurrency=16)
-    started = time.monotonic()
     results = engine.judge_many_sync([request(f"answer {i}") for i in range(16)])
-    elapsed = time.monotonic() - started
     assert not any(result.failed for result in results)
-    assert server.stats()["max_in_flight"] == 16
-    assert elapsed < 1.2, elapsed
+    assert server.stats()["max_in_flight"] == 16  # all in one round trip
 
 
 def test_a_rate_limit_ends_the_start_and_halves_what_it_reached() -> None:

@@ -12,12 +12,12 @@ import glob
 import json
 import socket
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
+from tests.support.connections import count_connections, counting_environment
 from tests.support.judge_server import JudgeServer
 
 pytestmark = pytest.mark.e2e
@@ -33,19 +33,22 @@ def subject():
         yield server
 
 
-def run_inspect(tmp_path: Path, subject: JudgeServer, grader_url: str,
-                *task_args: str) -> tuple[subprocess.CompletedProcess, float]:
+def run_inspect(tmp_path: Path, subject: JudgeServer, grader_url: str, *task_args: str,
+                counted_port: int | None = None) -> tuple[subprocess.CompletedProcess, int]:
+    """The run, and (with ``counted_port``) its connection attempts to that port."""
     env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA),
                          CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"),
                          SUBJECT_BASE_URL=subject.base_url, SUBJECT_API_KEY="k",
                          GRADER_BASE_URL=grader_url, GRADER_API_KEY="grader-key")
+    attempts = None
+    if counted_port is not None:
+        env, attempts = counting_environment(tmp_path / "counting", counted_port, env)
     command = [executable("inspect"), "eval", "condambig/condambigqa",
                "--model", "openai-api/subject/m", "--model-role", "grader=openai-api/grader/j",
                "--log-dir", str(tmp_path / "logs"), "--display", "plain", *task_args]
-    started = time.monotonic()
     completed = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True,
-                               timeout=300)
-    return completed, time.monotonic() - started
+                               timeout=600)
+    return completed, 0 if attempts is None else attempts()
 
 
 def only_log(tmp_path: Path):
@@ -74,16 +77,39 @@ def test_a_grader_refusing_the_key_ends_the_run_before_generation(tmp_path, subj
     assert not glob.glob(f"{tmp_path}/logs/*.eval")
 
 
-def test_a_dead_grader_url_ends_the_run_at_once(tmp_path, subject):
-    with socket.socket() as probe:  # a port nobody listens on
+def check_connections(url: str, port: int, monkeypatch) -> tuple[int, int]:
+    """The check's attempts against the grader (``check_attempts``) and the connections one
+    attempt makes to a dead ``url`` (the provider client's own tries: Inspect's openai
+    client and its SDK retries), counted here in process."""
+    import asyncio
+
+    from inspect_ai.model import get_model
+
+    from condambig.grader_preflight import ProviderCheck
+    from condambig_metrics.judge.preflight import check_attempts
+
+    connections = count_connections(monkeypatch, port)
+    check = ProviderCheck(get_model("openai-api/grader/j", base_url=url, api_key="k",
+                                    memoize=False))
+    with pytest.raises(Exception, match="Connection error"):
+        asyncio.run(check.complete("connection check"))
+    return check_attempts(check), len(connections)
+
+
+def test_a_dead_grader_url_ends_the_run_at_once(tmp_path, subject, monkeypatch):
+    """Fast: the run makes the check's attempts and no more connections; Inspect's own
+    retries (minutes of them) never start."""
+    with socket.socket() as probe:  # a port nobody listens on (bound: nobody gets it)
         probe.bind(("127.0.0.1", 0))
-        dead = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
-    completed, seconds = run_inspect(tmp_path, subject, dead)
+        port = probe.getsockname()[1]
+        dead = f"http://127.0.0.1:{port}/v1"
+        completed, attempts = run_inspect(tmp_path, subject, dead, counted_port=port)
+        check_attempts, per_attempt = check_connections(dead, port, monkeypatch)
     assert completed.returncode != 0
     assert subject.stats()["requests"] == 0
     assert f"condambig: the judge --model-role grader=openai-api/grader/j at {dead} " \
         "cannot be reached" in completed.stderr
-    assert seconds < 90  # Inspect's own retries kept this run busy for minutes
+    assert attempts == check_attempts * per_attempt, (attempts, check_attempts, per_attempt)
 
 
 def test_a_grader_refusing_every_judgement_ends_the_task_as_an_error(tmp_path, subject):
