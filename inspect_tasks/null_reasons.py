@@ -29,7 +29,12 @@ from inspect_ai.log import EvalLog, read_eval_log_async, write_eval_log_async
 
 from condambig_tasks import registry
 from condambig_tasks.benchmark import SUITE_SCORE
-from condambig_tasks.provenance import OUTPUTS_SHA256_KEY, outputs_sha256
+from condambig_tasks.provenance import (
+    OUTPUTS_SHA256_KEY,
+    SCORING_SHA256_KEY,
+    outputs_sha256,
+    scoring_sha256,
+)
 
 logger = logging.getLogger("condambig")
 
@@ -154,6 +159,12 @@ async def add_results_metadata(log: EvalLog) -> dict[str, str]:
     digest = scored_outputs_sha256(full)
     if digest is not None:
         added[OUTPUTS_SHA256_KEY] = digest
+        recorded = full.eval.metadata or {}
+        if isinstance(recorded.get("options"), dict) and recorded.get("benchmark"):
+            # what --from-log recomputes from the log: options or version edited since fail it
+            added[SCORING_SHA256_KEY] = scoring_sha256(
+                recorded["benchmark"], recorded.get("full_task_version"), recorded["options"],
+                digest)
     if not added or full.results is None:
         return reasons
     for score in full.results.scores:
@@ -173,7 +184,8 @@ def headline_lines(log: EvalLog, reasons: dict[str, str]) -> list[str]:
 
 @hooks(name="condambig_null_reasons",
        description="Writes why each NaN condambig metric is NaN (null_reasons) and the "
-                   "digest of the outputs scored (outputs_sha256) into the log.")
+                   "digests of the outputs scored and of the scoring (outputs_sha256, "
+                   "scoring_sha256) into the log.")
 class NullReasons(Hooks):
     async def on_task_end(self, data: TaskEnd) -> None:
         reasons = await add_results_metadata(data.log)

@@ -415,15 +415,29 @@ def test_inspect_log_rescored(ambignq_lm, tmp_path, use_fixture_data, capsys):
             "framework": "inspect", "path": path, "task": f"condambig/{task}",
             "outputs_sha256": by_file["provenance"]["outputs_sha256"],
             "outputs_sha256_matched": True,
-            # Inspect's log keeps the version; its task-end hook writes no scoring digest
-            "task_version": registry.get(benchmark).version, "scoring_sha256": None,
-            "scoring_sha256_matched": None}
+            # the task-end hook writes the scoring digest: benchmark, version, options, outputs
+            "task_version": registry.get(benchmark).version,
+            "scoring_sha256": log.results.scores[0].metadata["scoring_sha256"],
+            "scoring_sha256_matched": True}
         # the log's provenance block: the same data as here
         assert run_provenance["data"] == by_file["provenance"]["data"]
         code, by_folder, _ = _score([benchmark, "--from-log", str(logs)], capsys)
         assert code == 0 and by_folder["metrics"] == by_file["metrics"]
         assert by_folder["n_scored"] == 3
     assert by_file["metrics"]["parse_rate"] == 1.0  # detection: the reply is an answer
+    # the options edited in every copy the log holds: the scoring digest refuses the log
+    from inspect_ai.log import write_eval_log
+
+    log = read_eval_log(path)
+    edited = {**log.eval.metadata["options"], "split": "val"}
+    log.eval.metadata["options"] = edited
+    log.eval.metadata["provenance"]["options"] = edited
+    for scorer in log.eval.scorers or []:
+        if scorer.name.endswith("benchmark_scorer"):
+            scorer.options["options"] = edited
+    write_eval_log(log, path)
+    code, _, err = _score(["abg_coqa", "--from-log", path], capsys)
+    assert code == 2 and "scoring_sha256" in err and len(err.strip().splitlines()) == 1, err
 
 
 # ---------------------------------------------------------------------- re-judging
