@@ -319,6 +319,21 @@ def test_a_run_config_runs_the_variant_it_names(path, monkeypatch, recorded_insp
         (variant.temperature is None and params.get("temperature") in (None, 0))
     if variant.max_tokens is not None:
         assert params.get("max_tokens") == variant.max_tokens
-    grader = (params.get("model_roles") or {}).get("grader")
+    # the grader in effect: the file's, else the task's default (the paper's judge)
+    grader = (params.get("model_roles") or {}).get("grader") or benchmark.default_grader
     if variant.judge_model is not None:
         assert str(grader).split("/", 1)[1] == variant.judge_model
+
+
+@pytest.mark.parametrize("path", RUN_CONFIGS, ids=[path.name for path in RUN_CONFIGS])
+def test_a_run_config_needs_no_key_when_the_grader_is_bound_on_the_command_line(
+        path, monkeypatch):
+    """Inspect builds a run config's model roles while reading the file, before
+    ``--model-role grader=...`` replaces them: a grader named in the file would need its
+    provider's key even when the command line binds another."""
+    from inspect_ai._cli.eval import merge_run_config_params, parse_run_config
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    params = merge_run_config_params(parse_run_config(str(path)),
+                                     {"model_roles": {"grader": "openai-api/local/judge"}})
+    assert params["model_roles"]["grader"] == "openai-api/local/judge"
