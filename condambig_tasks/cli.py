@@ -198,7 +198,7 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
     summary = run.summarise(
         samples, failed=0 if engine is None else engine.stats.failures,
         max_failed=0 if config is None else config.max_failed,
-        retry_hint="" if config is None else _retry_hint(config),
+        retry_hint="" if config is None else _retry_hint(config, engine.endpoint_failure),
         endpoint_failure=None if engine is None else engine.endpoint_failure)
     metrics, reasons = summary.values, summary.reasons
     expected = benchmark.expected_size(options)
@@ -275,7 +275,9 @@ class JudgedMetricsWithheld(CondambigError):
         self.result = result
 
 
-def _retry_hint(config: Any) -> str:
+def _retry_hint(config: Any, endpoint_failure: str | None = None) -> str:
+    if endpoint_failure is not None:  # the reason written beside the withheld metrics
+        return f"the judge endpoint failed ({endpoint_failure}); {_retry_hint(config)}"
     if not config.cache_enabled:
         return ("the judge cache is off, so a rerun sends every judgement again; turn it on "
                 f"({settings.JUDGE_CACHE_VARIABLE}) to resend only the failed ones")

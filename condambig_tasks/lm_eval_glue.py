@@ -317,9 +317,9 @@ def _summarise_items(benchmark: Benchmark, items: list[dict[str, Any]],
     hint = _retry_hint(benchmark, task_name, judge, engine.endpoint_failure)
     result = run.summarise(samples, failed=engine.stats.failures, max_failed=judge.max_failed,
                            retry_hint=hint, endpoint_failure=engine.endpoint_failure)
-    if engine.endpoint_failure is not None:
-        logger.warning("%s: the judge endpoint failed after generation (%s); the outputs "
-                       "are kept: %s", benchmark.name, engine.endpoint_failure, hint)
+    if engine.endpoint_failure is not None:  # said once, in the null line after the table
+        logger.debug("%s: the judge endpoint failed after generation: %s", benchmark.name,
+                     hint)
     return ScoredRun(result, run, samples, outputs, judge_model)
 
 

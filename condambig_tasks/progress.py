@@ -71,6 +71,7 @@ class Progress:
         # a step this small (e.g. one Inspect sample's candidates) logs nothing
         self.quiet = total < quiet_below
         self.done = 0
+        self.failures = 0  # of those done: finished without a result
         self.interval = interval
         self._clock = clock
         self._start = clock()
@@ -84,6 +85,8 @@ class Progress:
         keep: the progress line counts them done, the tally of kept work does not."""
         with _TALLY_LOCK:
             _TALLY.setdefault(self.label, [0, 0, 0])[2] += count
+        with self._lock:
+            self.failures += count
 
     def advance(self, count: int = 1) -> None:
         with _TALLY_LOCK:
@@ -103,8 +106,13 @@ class Progress:
         left = (self.total - self.done) / rate if rate > 0 else float("inf")
         eta = "done" if self.done >= self.total else (
             f"ETA {_duration(left)}" if left != float("inf") else "ETA unknown")
-        return (f"{self.label}: {self.done}/{self.total} ({rate:.1f}/s, "
-                f"{_duration(elapsed)} elapsed, {eta})")
+        if not self.failures:
+            return (f"{self.label}: {self.done}/{self.total} ({rate:.1f}/s, "
+                    f"{_duration(elapsed)} elapsed, {eta})")
+        # failed units are finished but not done: never "N/N done" over failures
+        eta = "ended" if self.done >= self.total else eta
+        return (f"{self.label}: {self.done - self.failures}/{self.total}, {self.failures} "
+                f"failed ({rate:.1f}/s, {_duration(elapsed)} elapsed, {eta})")
 
 
 def _duration(seconds: float) -> str:

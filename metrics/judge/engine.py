@@ -24,8 +24,11 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from condambig_metrics.judge.breaker import ConnectionBreaker
 from condambig_metrics.judge.cache import CachedJudgement, JudgeCache, cache_key
 from condambig_metrics.judge.errors import (
+    ConnectionFailedError,
+    JudgeError,
     LogprobsRefusedError,
     PermanentJudgeError,
     RateLimitedError,
@@ -92,6 +95,7 @@ class JudgeEngine:
         backoff_max_seconds: float = 20.0,
         retry_budget_seconds: float = 600.0,
         progress_factory: Callable[[str, int], Any] | None = None,
+        breaker_probe_seconds: float = 1.0,
     ):
         if concurrency < 1:
             raise ValueError(f"judge concurrency must be >= 1, got {concurrency}")
@@ -112,6 +116,8 @@ class JudgeEngine:
         self._endpoint_error: PermanentJudgeError | None = None
         self._throttle = EndpointThrottle(concurrency, backoff_initial_seconds,
                                           backoff_max_seconds)
+        # an endpoint that stops accepting connections gets a few probes, not every retry
+        self.breaker = ConnectionBreaker(probe_seconds=breaker_probe_seconds)
 
     @property
     def model_name(self) -> str:
@@ -196,15 +202,17 @@ class JudgeEngine:
         if hit is not None:
             return hit
         if self._endpoint_error is not None:
-            return self._failed(str(self._endpoint_error))
+            return self._failed(str(self._endpoint_error), quiet=True)
         try:
             obtained = await self._ask_with_retries(prompt, weighting, settings)
         except PermanentJudgeError as error:
             if error.affects_all_requests:
                 self._endpoint_error = error
-            return self._failed(str(error) or type(error).__name__)
+            return self._failed(str(error) or type(error).__name__,
+                                quiet=error.affects_all_requests)
         except TransientJudgeError as error:
-            return self._failed(str(error) or type(error).__name__)
+            return self._failed(str(error) or type(error).__name__,
+                                quiet=isinstance(error, ConnectionFailedError))
         except asyncio.CancelledError:
             raise
         except Exception as error:  # a backend bug must not take down the whole run
@@ -263,7 +271,9 @@ class JudgeEngine:
                     f"{self.retry_budget_seconds:g} s (CONDAMBIG_JUDGE_RETRY_BUDGET / --metadata "
                     "judge_retry_budget); gave up without sending it") from None
             rate_limited = False
+            probe = False
             try:
+                probe = await self.breaker.admit()
                 if self._endpoint_error is not None:
                     raise self._endpoint_error
                 current = self._cache_settings()
@@ -273,7 +283,8 @@ class JudgeEngine:
                     if hit is not None:
                         return hit
                 try:
-                    completion = await self._send(prompt)
+                    sent_probe, probe = probe, False  # reported by _send_watched
+                    completion = await self._send_watched(prompt, sent_probe)
                     # unparseable (an echo of the prompt included): retried
                     judgement = judge_reply(completion, weighting, prompt)
                 except LogprobsRefusedError:
@@ -295,6 +306,8 @@ class JudgeEngine:
                     return (CachedJudgement(judgement.raw_score, judgement.weighted,
                                             judgement.reason), obtained_with)
             finally:
+                if probe:  # not sent (or its sending was cancelled)
+                    self.breaker.report(True, None)
                 throttle.release()
             now = time.monotonic()
             if deadline is None:
@@ -319,6 +332,25 @@ class JudgeEngine:
                 await asyncio.sleep(wait)
             retry = True
 
+    async def _send_watched(self, prompt: str, probe: bool) -> JudgeCompletion:
+        """:meth:`_send`, telling the breaker whether the endpoint accepted the connection."""
+        connected: bool | None = None
+        error_text = ""
+        try:
+            completion = await self._send(prompt)
+            connected = True
+            return completion
+        except ConnectionFailedError as error:
+            connected, error_text = False, str(error)
+            raise
+        except RequestNotSentError:
+            raise
+        except JudgeError:  # an answer, or a timeout: the endpoint is there
+            connected = True
+            raise
+        finally:
+            self.breaker.report(probe, connected, error_text)
+
     async def _send(self, prompt: str) -> JudgeCompletion:
         self._counters.requests_sent += 1
         try:
@@ -334,12 +366,16 @@ class JudgeEngine:
             self._counters.requests_sent -= 1  # the backend refused it before sending
             raise
 
-    def _failed(self, error: str) -> JudgeResult:
+    def _failed(self, error: str, quiet: bool = False) -> JudgeResult:
+        """A failed judgement, counted and logged (``quiet``: at debug level, for failures
+        of the endpoint as a whole, which the front end reports once at the end)."""
         # the reason is written to per-sample files, results and logs: no key in it
         error = redact_secrets(error, [_backend_key(self.backend)])
         self._counters.failures += 1
         self._counters.last_error = error
-        if self._counters.failures <= _FAILURES_LOGGED:
+        if quiet:
+            logger.debug("judge %s: judgement failed: %s", self.backend.model_name, error)
+        elif self._counters.failures <= _FAILURES_LOGGED:
             logger.warning("judge %s: judgement failed: %s%s", self.backend.model_name, error,
                            " (further failures are logged at debug level)"
                            if self._counters.failures == _FAILURES_LOGGED else "")

@@ -37,6 +37,12 @@ class RateLimitedError(TransientJudgeError):
     """
 
 
+class ConnectionFailedError(TransientJudgeError):
+    """The endpoint refused or dropped the connection (refused, reset, closed unanswered):
+    retried, and counted by the engine's breaker, which stops sending to an endpoint that
+    keeps doing this (:mod:`condambig_metrics.judge.breaker`). A slow reply is not one."""
+
+
 class UnparseableReplyError(TransientJudgeError):
     """The judge answered but no 0-10 score could be read from its reply."""
 

@@ -28,6 +28,7 @@ from urllib.parse import urlsplit, urlunsplit
 from condambig_metrics.judge.cache import JudgeCache
 from condambig_metrics.judge.engine import JudgeEngine
 from condambig_metrics.judge.errors import (
+    ConnectionFailedError,
     JudgeError,
     LogprobsRefusedError,
     PermanentJudgeError,
@@ -124,8 +125,8 @@ class OpenAIJudgeBackend:
         except asyncio.TimeoutError as error:  # aiohttp's own timeouts included
             raise TransientJudgeError(
                 f"judge request timed out after {self.config.timeout_seconds:g} s") from error
-        except aiohttp.ClientConnectionError as error:
-            raise TransientJudgeError(
+        except aiohttp.ClientConnectionError as error:  # refused, reset, closed unanswered
+            raise ConnectionFailedError(
                 f"cannot reach the judge endpoint: {_one_line(error)}") from error
         except aiohttp.ClientError as error:  # a broken response (truncated body, bad header)
             raise TransientJudgeError(

@@ -134,8 +134,12 @@ def test_a_dying_endpoint_ends_with_the_failures_counted(judge_server, die_with)
     assert len(judged) == 10
     assert engine.stats.failures == 20 == sum(result.failed for result in results)
     assert all(result.score is None for result in results if result.failed)
-    assert engine.endpoint_failure is None  # some judgements were obtained
-    assert engine.stats.requests_sent == server.stats()["requests"] == 10 + 20 * 3
+    if die_with == "500":  # it still answers: every judgement's tries
+        assert engine.endpoint_failure is None  # some judgements were obtained
+        assert engine.stats.requests_sent == server.stats()["requests"] == 10 + 20 * 3
+    else:  # it closes every connection: a few probes, then an endpoint failure
+        assert "the judge went away mid-run" in engine.endpoint_failure
+        assert engine.stats.requests_sent == server.stats()["requests"] <= 10 + 4 + 5 + 3
 
 
 def test_an_endpoint_dead_from_the_start_is_an_endpoint_failure(judge_server,

@@ -35,7 +35,10 @@ A *script* (dict or JSON file) says what to answer::
                                                   # "date" (HTTP date), "ms" (retry-after-ms)
                                                   # or "none" (no header)
       "die_after": 100, "die_with": "500"         # optional: from request 101 on, every
-    }                                             # request gets HTTP 500 (or "disconnect")
+    }                                             # request gets HTTP 500 (or "disconnect";
+                                                  # "exit": request 101 ends the server's
+                                                  # process, as a killed judge, see
+                                                  # judge_server_process)
 
 A fault may carry the same ``retry_after`` / ``as`` keys for its HTTP answer (a 429 or 503
 that names its wait), ``"every": N`` (only every N-th matching request gets it: 2, every
@@ -71,6 +74,7 @@ import argparse
 import contextlib
 import json
 import math
+import os
 import re
 import socket
 import subprocess
@@ -224,8 +228,9 @@ class JudgeScript:
     def from_dict(cls, data: dict[str, Any] | None) -> JudgeScript:
         data = data or {}
         die_with = str(data.get("die_with", "500"))
-        if die_with not in HTTP_FAULTS | {"disconnect"}:
-            raise ValueError(f"die_with must be an HTTP status or 'disconnect', got {die_with!r}")
+        if die_with not in HTTP_FAULTS | {"disconnect", "exit"}:
+            raise ValueError("die_with must be an HTTP status, 'disconnect' or 'exit' (the "
+                             f"server's process ends), got {die_with!r}")
         return cls(
             rate_limit=(RateLimit.from_dict(data["rate_limit"]) if data.get("rate_limit")
                         else None),
@@ -479,6 +484,8 @@ class _Handler(BaseHTTPRequestHandler):
                                      "created": 0, "model": body.get("model", ""),
                                      "choices": []})
                     return
+                if fault.kind == "exit":  # the process dies: its port refuses connections
+                    os._exit(0)
                 if fault.kind == "disconnect":
                     self.close_connection = True
                     settle()
