@@ -403,6 +403,9 @@ _NULL_LINES: dict[str, tuple[str, str]] = {}  # task -> (headline, reason)
 _NULL_SUITE: dict[str, str] = {}  # task -> why its suite_score is null
 _AGGREGATED: dict[str, None] = {}  # tasks aggregated in this process, in order
 _HEADLINES: dict[str, Headline] = {}  # task -> its headline line (non-null headlines)
+# task -> (a withheld judged metric, why) when the headline itself is not judged: the run
+# exits non-zero, and this line says why
+_WITHHELD: dict[str, tuple[str, str]] = {}
 _SAYING: list[bool] = []
 
 
@@ -441,6 +444,11 @@ def _report_run(task: Any, task_name: str, scored: ScoredRun) -> None:
         _HEADLINES[task_name] = Headline(run.headline, float(run.values[run.headline]),
                                          len(scored.samples), scored.judge_model,
                                          suite_score=run.values.get(SUITE_SCORE))
+        if run.judge_failed:
+            withheld = [name for name, reason in run.reasons.items()
+                        if run.values.get(name) is None and name != SUITE_SCORE]
+            if withheld:
+                _WITHHELD[task_name] = (withheld[0], run.reasons[withheld[0]])
     if run.values.get(SUITE_SCORE, 0.0) is None:
         _NULL_SUITE[task_name] = run.reasons.get(SUITE_SCORE, "no value")
 
@@ -462,6 +470,9 @@ def report_lines() -> list[str]:
             line = _HEADLINES[task]
             lines.append(f"{task} {line.metric} = {_number(line.value, line.stderr)} "
                          f"(n = {line.samples}, judge {line.judge or 'none'})")
+        if task in _WITHHELD:
+            metric, reason = _WITHHELD[task]
+            lines.append(f"{task}: {metric} is null: {reason}")
     groups = lm_eval_configs.spec_groups()
     for name, group in groups.items():
         leaves = lm_eval_configs.leaf_tasks(name, groups)

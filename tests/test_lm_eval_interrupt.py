@@ -93,10 +93,12 @@ def test_an_interrupt_while_judging_keeps_the_generations_and_the_rerun_does_not
     runs = Runs(scripted_causal_lm(CONDAMBIGQA_OUTPUT), slow_judge, tmp_path)
     extra = ("--use_cache", str(tmp_path / "own" / "requests")) if own_cache else ()
     slow_judge.reset()  # one judgement at a time: the signal comes with most still to do
-    code, _, stderr = interrupt(runs.command("interrupted", *extra),
-                                runs.env("judge.sqlite", 1), tmp_path,
-                                lambda: len(judgements(slow_judge)) >= 2, signum)
+    code, after, stderr = interrupt(runs.command("interrupted", *extra),
+                                    runs.env("judge.sqlite", 1), tmp_path,
+                                    lambda: len(judgements(slow_judge)) >= 2, signum,
+                                    work=lambda: len(judgements(slow_judge)))
     assert code == 130, stderr[-4000:]
+    assert after <= 1, f"{after} judgements asked after the signal (one at a time in flight)"
     assert "Traceback" not in stderr, stderr[-4000:]
     [line] = [line for line in stderr.splitlines() if line.startswith("condambig: ")]
     assert line.startswith(f"condambig: interrupted; kept: {LIMIT} generations"), line

@@ -213,3 +213,25 @@ def test_a_key_an_endpoint_echoes_in_its_errors_is_written_nowhere(subject, judg
     for path in (tmp_path / "out").rglob("*"):
         if path.is_file():
             assert SECRET not in path.read_text(errors="replace"), path
+
+
+def test_a_withheld_judged_metric_beside_a_judge_free_headline_is_said(subject, judge, tmp_path):
+    """Abg-CoQA's clarification headline is BLEU (judge-free): when its judged metric is
+    withheld the run still exits non-zero, and a line after the table says why."""
+    judge.set_script({**HEALTHY, "faults": [{"kind": "400",
+                                             "contains": "Clarification Helpfulness"}]})
+    out = tmp_path / "out"
+    subject.reset()
+    result = subprocess.run(
+        [executable("lm_eval"), "--model", "local-chat-completions", "--apply_chat_template",
+         "--model_args", f"model=subject,base_url={subject.base_url}/chat/completions,"
+         "tokenizer_backend=None", "--tasks", "abg_coqa_clarification", "--limit", "2",
+         "--output_path", str(out), "--log_samples"],
+        env=_env(tmp_path, judge.base_url), cwd=tmp_path, capture_output=True, text=True,
+        timeout=600)
+    assert result.returncode == 1, result.stderr[-3000:]
+    [results] = glob.glob(f"{out}/**/results_*.json", recursive=True)
+    task = json.loads(Path(results).read_text())["results"]["abg_coqa_clarification"]
+    assert math.isnan(task["judge_helpfulness,none"]) and not math.isnan(task["bleu4,none"])
+    line = _null_line(result.stderr, "abg_coqa_clarification", "judge_helpfulness")
+    assert "judgement(s) failed (judge_max_failed=0)" in line and "--from-log" in line

@@ -77,7 +77,9 @@ def test_condambigqa_paper_config_carries_the_papers_settings(monkeypatch):
     params = parse_run_config(str(RUN_CONFIGS / "condambigqa_paper.yaml"))
     assert params["task_args"]["judge_weighting"] == "deepeval"
     assert params["task_args"]["setting"] == "main"
-    assert str(params["model_roles"]["grader"]) == "openai/gpt-4o-mini"
+    # no grader in the file: the task's default grader is the paper's judge
+    assert "model_roles" not in params
+    assert registry.get("condambigqa").default_grader == "openai/gpt-4o-mini"
     assert (params["temperature"], params["max_tokens"]) == (0.7, 1024)
     assert params["system_message"] == PAPER_SYSTEM_MESSAGE
 
@@ -93,8 +95,10 @@ def test_lm_eval_paper_variant_matches_the_inspect_config():
     assert generation["do_sample"] is True
     assert generation["temperature"] == inspect_config["generate_config"]["temperature"]
     assert generation["max_gen_toks"] == inspect_config["generate_config"]["max_tokens"]
+    # the Inspect file binds no grader: the task's default grader is the paper's judge
+    assert "model_roles" not in inspect_config
     assert variant["metadata"]["judge_model"] == \
-        inspect_config["model_roles"]["grader"]["model"].split("/", 1)[1]
+        registry.get("condambigqa").default_grader.split("/", 1)[1]
     options = variant["dataset_kwargs"]["task_options"]
     for key, value in options.items():
         assert inspect_config["task"]["args"][key] == value, key
@@ -120,7 +124,7 @@ def test_inspect_eval_runs_the_paper_run_config(scripted_lm, tmp_path):
 
     config = _config(RUN_CONFIGS / "condambigqa_paper.yaml")
     config["model"] = f"hf/{scripted_lm}"
-    config["model_roles"]["grader"] = {"model": "openai-api/loopback/loopback-judge"}
+    config["model_roles"] = {"grader": {"model": "openai-api/loopback/loopback-judge"}}
     run_config = tmp_path / "condambigqa_paper_test.yaml"
     run_config.write_text(yaml.safe_dump(config), encoding="utf-8")
     with JudgeServer(JUDGE_SCRIPT) as server:
