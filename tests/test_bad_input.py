@@ -53,7 +53,8 @@ def _outputs(folder: Path, rows: list[dict]) -> Path:
     ("deep.jsonl", '{"id": "fx-001", "output": "x"}\n' + DEEP + "\n"),
     ("huge.json", '[{"id": "fx-001", "output": "x", "tokens": ' + HUGE + "}]"),
     ("huge.jsonl", '{"id": "fx-001", "output": "x"}\n{"id": ' + HUGE + ', "output": "y"}\n'),
-])
+], ids=["deep.json", "deep.jsonl", "huge.json", "huge.jsonl"])  # not the contents: a test's id
+# is in PYTEST_CURRENT_TEST, and an environment string over 128 KB stops every subprocess
 def test_unreadable_outputs_file(tmp_path, name, content):
     path = tmp_path / name
     path.write_text(content, encoding="utf-8")

@@ -83,7 +83,8 @@ SAMPLE = "samples/fx-001_epoch_1.json"
     (json.dumps({"id": "fx-001", "epoch": 1, "output": {"completion": 5}}).encode(),
      "'output.completion' is an integer, not a string"),
     (json.dumps({"id": ["fx-001"], "epoch": 1}).encode(), "'id' is a list"),
-])
+], ids=["not-json", "deep", "not-utf8", "completion-int", "id-list"])  # short: the id is in
+# PYTEST_CURRENT_TEST, and an environment string over 128 KB stops every subprocess
 def test_a_doctored_sample_member_is_one_line_naming_the_log(tmp_path, content, reason):
     log = _write_log(tmp_path / "run.eval", AMBIGNQ_OUTPUTS)
     _replace_member(log, SAMPLE, content)
