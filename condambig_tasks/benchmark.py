@@ -129,6 +129,13 @@ class Variant:
         """Whether a run with these options (JSON values) is a run of this variant."""
         return all(_same_value(options.get(key), value) for key, value in self.options.items())
 
+    def generates_like(self, temperature: float | None) -> bool:
+        """Whether a run sampled at ``temperature`` (None: not known) generated as this
+        variant does: a variant that fixes a sampling temperature takes only runs known to
+        have used it (a greedy run rescored with its options is not a run of it)."""
+        return self.temperature is None or (
+            temperature is not None and abs(float(temperature) - self.temperature) < 1e-9)
+
 
 def _same_value(left: Any, right: Any) -> bool:
     return str(getattr(left, "value", left)) == str(getattr(right, "value", right))
@@ -283,11 +290,13 @@ class Benchmark(Generic[Options, Item]):
                 return variant
         raise KeyError(f"{self.name} has no task {task!r}")
 
-    def variant_of(self, options: Options) -> Variant:
-        """The most specific variant whose fixed options these options have (a run of
-        Inspect or condambig-score names options, not a task)."""
+    def variant_of(self, options: Options, temperature: float | None = None) -> Variant:
+        """The most specific variant whose fixed options these options have and whose
+        sampling the run's (``temperature``, None when not known) matches (a run of Inspect
+        or condambig-score names options, not a task)."""
         values = self.options_to_json(options)
-        matching = [variant for variant in self.variants if variant.accepts(values)]
+        matching = [variant for variant in self.variants
+                    if variant.accepts(values) and variant.generates_like(temperature)]
         return max(matching, key=lambda variant: len(variant.options), default=self.variants[0])
 
     # ------------------------------------------------------------------ options

@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import glob
 import re
+import shlex
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -222,11 +223,14 @@ def benchmark_of_task(task: str) -> str | None:
     return None if known is None else known[0].name
 
 
-def variant_for(benchmark: Benchmark, options: Mapping[str, Any]) -> Variant:
+def variant_for(benchmark: Benchmark, options: Mapping[str, Any],
+                temperature: float | None = None) -> Variant:
     """The variant of a run that names options, not a task (the spec's most specific
-    variant whose fixed options it has; the default variant when they no longer parse)."""
+    variant whose fixed options it has and whose sampling fits the run's ``temperature``,
+    None when not recorded; the default variant when the options no longer parse)."""
     try:
-        return benchmark.variant_of(benchmark.options(dict(options), strict=False))
+        return benchmark.variant_of(benchmark.options(dict(options), strict=False),
+                                    temperature)
     except ConfigurationError:
         return benchmark.variants[0]
 
@@ -701,6 +705,10 @@ class RunResult:
     # file (None: none found; an Inspect log holds its own)
     per_sample: Path | None = None
     notes: tuple[str, ...] = ()  # what the reader assumed about the run
+    # the data it read, from its provenance block: how many records, from which files
+    # (their names; a hub dataset's name), None / () when not recorded
+    data_records: int | None = None
+    data_sources: tuple[str, ...] = ()
 
 
 @dataclass
@@ -829,8 +837,22 @@ def _lm_eval_result(path: Path, data: Mapping[str, Any]) -> tuple[list[RunResult
             judge=_text(provenance.get("judge")) or _text(metadata.get("judge_model")),
             judge_base_url=_text(provenance.get("judge_base_url"))
             or _text(metadata.get("judge_base_url")),
-            created=_created(data.get("date")), per_sample=_lm_eval_samples_file(path, task)))
+            created=_created(data.get("date")), per_sample=_lm_eval_samples_file(path, task),
+            **_data_read(provenance)))
     return runs, notices
+
+
+def _data_read(provenance: Any) -> dict[str, Any]:
+    """``data_records`` / ``data_sources`` of a run from its provenance block's ``data``."""
+    data = provenance.get("data") if isinstance(provenance, Mapping) else None
+    if not isinstance(data, Mapping):
+        return {}
+    sources = data.get("sources") if isinstance(data.get("sources"), list) else []
+    names = [str(source["repository"]) if source.get("repository") else
+             Path(str(source.get("path") or source.get("url") or "")).name
+             for source in sources if isinstance(source, Mapping)]
+    return {"data_records": _int(data.get("records")),
+            "data_sources": tuple(name for name in names if name)}
 
 
 def _lm_eval_samples_file(results: Path, task: str) -> Path | None:
@@ -898,7 +920,8 @@ def _inspect_result(path: Path) -> tuple[list[RunResult], list[str]]:
     # the task's own variant, unless its -T options make it another (hotpot_flm -T
     # split=test is a run of hotpot_flm_test)
     variant = known[1] if known is not None and known[0].name == named and \
-        known[1].accepts(benchmark_options(benchmark, options)) else variant_for(benchmark, options)
+        known[1].accepts(benchmark_options(benchmark, options)) else variant_for(
+            benchmark, options, getattr(spec.model_generate_config, "temperature", None))
     metrics, stderr = _inspect_metrics(log.results.scores)
     model = spec.model
     questioner = metadata.get("questioner")
@@ -911,7 +934,7 @@ def _inspect_result(path: Path) -> tuple[list[RunResult], list[str]]:
                       variant=variant, task=task, metrics=metrics, stderr=stderr,
                       n=_int(log.results.completed_samples), options=options, judge=judge,
                       judge_base_url=_grader_base_url(spec.model_roles) if judge else None,
-                      created=str(spec.created))], []
+                      created=str(spec.created), **_data_read(provenance))], []
 
 
 def _inspect_metrics(scores: Iterable[Any]) -> tuple[dict[str, float | None], dict[str, float]]:
@@ -969,7 +992,8 @@ def _score_json_result(path: Path, data: Mapping[str, Any]) -> tuple[list[RunRes
     return [RunResult(source=path, framework=CLI, model=str(data.get("model") or path.stem),
                       benchmark=named, variant=variant, task=variant.task, metrics=metrics,
                       stderr=stderr, ci95=ci95, n=_int(data.get("n_scored")), options=options,
-                      judge=_text(judge), judge_base_url=_text(judge_base_url))], []
+                      judge=_text(judge), judge_base_url=_text(judge_base_url),
+                      **_data_read(data))], []
 
 
 # ---------------------------------------------------------------------- per-sample scores
@@ -1006,6 +1030,12 @@ def read_scored_samples(run: RunResult) -> ScoredRun:
             "give its --per-sample file beside the JSON")
     elif run.framework == LM_EVAL:
         samples, reason = _lm_eval_scored_samples(run.per_sample)
+        rescored = rescored_samples_file(run.per_sample)
+        if samples is None and rescored.is_file():  # condambig-score --from-log wrote it
+            samples, reason = _read_per_sample_file(rescored), None
+        elif samples is None:
+            reason += ("; to pair it, rescore it once (the judge's cache answers what it "
+                       "judged): " + rescoring_command(run.benchmark, run.per_sample))
     else:
         samples, reason = _read_per_sample_file(run.per_sample), None
     if samples is None:
@@ -1052,6 +1082,19 @@ def _read_per_sample_file(path: Path) -> list[ScoredSample]:
     return samples
 
 
+def rescored_samples_file(samples: Path) -> Path:
+    """Where ``condambig-score --from-log`` of an lm-eval samples file writes its per-sample
+    scores for the report: beside it, ``samples_<task>_<date>.per-sample.jsonl``."""
+    return samples.with_name(f"{samples.stem}.per-sample.jsonl")
+
+
+def rescoring_command(benchmark: str, samples: Path) -> str:
+    """The one command that gives an lm-eval run scored in its aggregation step (a judge,
+    HotpotQA-FLM's agents) per-sample scores the report reads."""
+    return (f"`condambig-score {benchmark} --from-log {shlex.quote(str(samples))} "
+            f"--per-sample {shlex.quote(str(rescored_samples_file(samples)))}`")
+
+
 def _lm_eval_scored_samples(path: Path) -> tuple[list[ScoredSample] | None, str | None]:
     """Per doc, the values ``process_results`` returned: a CORPUS metric's item carries the
     whole ScoredSample, a MEAN / SUM metric its number; an item with only the output means
@@ -1071,7 +1114,7 @@ def _lm_eval_scored_samples(path: Path) -> tuple[list[ScoredSample] | None, str 
             elif isinstance(item, dict):
                 return None, ("scored in lm-eval's aggregation step (a judge or "
                               "HotpotQA-FLM's agents): its samples file holds the outputs, "
-                              "not their scores (condambig-score --from-log rescores them)")
+                              "not their scores")
             else:
                 values[name] = finite_number(item)
         samples.append(whole or ScoredSample(id=str(doc["id"]), values=values))

@@ -314,7 +314,7 @@ def test_a_run_config_runs_the_variant_it_names(path, monkeypatch, recorded_insp
     benchmark = registry.get(name)
     options = benchmark.options({k: v for k, v in values.items() if v is not None})
     variant = named_variant(path, benchmark)
-    assert benchmark.variant_of(options) == variant
+    assert benchmark.variant_of(options, params.get("temperature")) == variant
     assert params.get("temperature") == variant.temperature or \
         (variant.temperature is None and params.get("temperature") in (None, 0))
     if variant.max_tokens is not None:

@@ -37,7 +37,7 @@ from condambig_tasks.report.scales import (
     metric_scale,
 )
 from condambig_tasks.report.sections import build_sections
-from condambig_tasks.run_logs import LM_EVAL, RunResult, read_results, variant_for
+from condambig_tasks.run_logs import INSPECT, LM_EVAL, RunResult, read_results, variant_for
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
 
 TASKS = ["ambignq", "abg_coqa_detection"]
@@ -532,9 +532,13 @@ def test_inspect_and_cli_options_find_their_task():
         "abg_coqa_clarification"
     assert task_of("hotpot_flm", {"split": "test"}) == "hotpot_flm_test"
     assert task_of("condambigqa", {"setting": "main"}) == "condambigqa"
-    # the most specific variant: the paper's judge rule is condambigqa_paper's
-    assert task_of("condambigqa", {"setting": "main", "judge_weighting": "deepeval"}) == \
-        "condambigqa_paper"
+    # the paper's judge rule alone does not make a run condambigqa_paper's, which samples at
+    # 0.7: a greedy run (or one whose sampling is not recorded) rescored with it stays in
+    # the main setting; at the paper's temperature it is the most specific variant
+    deepeval = {"setting": "main", "judge_weighting": "deepeval"}
+    assert task_of("condambigqa", deepeval) == "condambigqa"
+    assert variant_for(registry.get("condambigqa"), deepeval, 0.0).task == "condambigqa"
+    assert variant_for(registry.get("condambigqa"), deepeval, 0.7).task == "condambigqa_paper"
     assert task_of("ambignq", {}) == "ambignq"
     # the paper's Table 2 (recorded for condambigqa) applies to the paper-settings task too
     assert same_or_narrower("condambigqa", _variant("condambigqa_paper"), "condambigqa")
@@ -571,6 +575,32 @@ def test_every_benchmark_figure_is_drawn_at_its_size_and_not_blank(tmp_path):
         image = matplotlib.image.imread(path)
         assert image.shape[:2] == (HEIGHT_PX, WIDTH_PX)
         assert len(numpy.unique(image.reshape(-1, image.shape[-1]), axis=0)) > 1
+
+
+def test_panel_titles_stay_inside_their_axes_beside_a_wide_legend():
+    """Two panels and long run names: the legend takes room from the axes, and a title
+    wider than its axis would run under the legend (rewrapped to fit instead)."""
+    from condambig_tasks.report.figures import compose, section_panels
+
+    scores = dict(balanced_condition=0.3, balanced_answer=0.4, balanced_citation=0.5,
+                  combined_score=0.4)
+    runs = [_run_of("condambigqa", f"hf//root/.cache/models/SmolLM2-135M-Instruct-{i}", scores)
+            for i in range(2)]
+    runs.append(_run_of("condambigqa_gold_conditions", "openai/gpt-4o",
+                        dict(balanced_answer=0.4, balanced_citation=0.5)))
+    panels = [panel for section in build_sections(runs, load_paper_data(), {})
+              for panel in section_panels(section)]
+    figure = compose("CondAmbigQA", panels)
+    renderer = figure.canvas.get_renderer()
+    [legend] = figure.legends
+    legend_box = legend.get_window_extent(renderer)
+    titled = [axis for axis in figure.axes if axis.get_visible() and axis.get_title()]
+    assert len(titled) == 2
+    for axis in titled:
+        title_box, axis_box = (axis.title.get_window_extent(renderer),
+                               axis.get_window_extent(renderer))
+        assert title_box.width <= axis_box.width + 1
+        assert title_box.x1 <= legend_box.x0 and title_box.x0 >= 0
 
 
 def test_a_figure_is_skipped_when_no_run_reports_a_plotted_metric(tmp_path):
@@ -618,6 +648,46 @@ def test_a_saved_condambig_score_result_is_a_run_named_after_its_file(use_fixtur
     [section] = build_sections([run], load_paper_data(), {})
     assert section.matched == ["SpanSeqGen (co-training)"]
     assert section.paper_value("SpanSeqGen (co-training)", "f1_answer_multi").value == 0.317
+
+
+def test_one_model_through_several_front_ends_counts_once(tmp_path):
+    """lm-eval names a local model by its path, Inspect by provider/path: one model."""
+    from condambig_tasks.report.tables import render_report
+    from condambig_tasks.run_logs import RunResults
+
+    path = "/root/.cache/condambig/models/SmolLM2-135M-Instruct"
+    runs = [_run_of("ambignq", path, {"f1_answer_all": 0.2}),
+            dataclasses.replace(_run_of("ambignq", f"hf/{path}", {"f1_answer_all": 0.2}),
+                                framework=INSPECT),
+            _run_of("ambignq", "openai/gpt-4o", {"f1_answer_all": 0.5})]
+    sections = build_sections(runs, load_paper_data(), {})
+    text = render_report(RunResults(runs=runs), sections, load_paper_data(), {}, {}, tmp_path)
+    assert "3 runs of 2 models" in text
+
+
+def test_runs_on_fewer_records_than_their_options_name_say_what_they_read(tmp_path):
+    """release=2k (the default) with only the 200-question file: the run read 200 records;
+    the report says so instead of letting release=2k stand for the data."""
+    from condambig_tasks.report.tables import data_notes
+
+    two_k = registry.get("condambigqa").expected_size(
+        registry.get("condambigqa").options({"release": "2k"}))
+    path = _lm_eval_results(tmp_path / "results_x.json", "m",
+                            {"condambigqa_closed_book": {"citation_score": 0.25}})
+    data = json.loads(path.read_text())
+    provenance = _provenance("condambigqa", {"setting": "closed_book", "release": "2k"})
+    provenance["data"].update(records=200, sources=[
+        {"kind": "file", "path": "/data/condambigqa/mcaqa.json", "sha256": "0" * 64}])
+    data["configs"] = {"condambigqa_closed_book": {"metadata": {"provenance": provenance}}}
+    path.write_text(json.dumps(data))
+    [run] = read_results([path]).runs
+    assert (run.data_records, run.data_sources) == (200, ("mcaqa.json",))
+    [section] = build_sections([run], load_paper_data(), {})
+    assert data_notes(section) == [
+        f"- Data: m (lm-eval) read 200 records (mcaqa.json), not the {two_k:,} of the full "
+        "split its options name: its numbers are on the data it read."]
+    full = dataclasses.replace(run, data_records=two_k)
+    assert data_notes(build_sections([full], load_paper_data(), {})[0]) == []
 
 
 def test_scales_follow_the_metric_spec():
@@ -813,7 +883,9 @@ def test_a_per_sample_file_of_another_run_or_alone_is_named_as_such(use_fixture_
     assert "is a condambig-score --per-sample file given without its JSON" in markdown
     # the JSON alone cannot be paired: the paired table says why
     [pair] = section_tables(markdown, "### Task `ambignq`")[-1]
-    assert pair["Items"] == "no per-sample scores for A: give its --per-sample file beside the JSON"
+    assert pair["Items"] == "not compared: no per-sample scores for A (see the notes)"
+    assert "No per-sample scores for " in markdown and \
+        ": give its --per-sample file beside the JSON" in markdown
 
 
 # ---------------------------------------------------------------------- readability
@@ -863,11 +935,14 @@ def test_the_paper_comparison_shows_only_rows_with_both_numbers():
     assert len(rows) == 1 and "| precision (0–1) |" in rows[0] and "| 0.300 |" in rows[0]
     [listed] = [line for line in lines if line.startswith("Paper metrics with no run value")]
     assert "`recall`, `f1`" in listed and "`precision`" not in listed
-    # no run matched: no table, one line, and every metric listed once
+    # no run matched: no table, one line; a metric the runs report is not listed as one
+    # with no run value (the notes say no paper model matched), one they lack still is
     [section] = build_sections(runs, load_paper_data(), {})
     lines = comparison_table(section)
     assert not any(line.startswith("|") for line in lines)
-    assert sum("`precision`" in line for line in lines) == 1
+    assert not any("`precision`" in line for line in lines)
+    [listed] = [line for line in lines if line.startswith("Paper metrics with no run value")]
+    assert "`recall`, `f1`" in listed
 
 
 def test_report_defaults_are_condambig_scores():

@@ -73,6 +73,16 @@ def draw(path: Path, title: str, panels: Sequence[Panel]) -> Path:
     """Grouped bars, one subplot per panel, saved as a WIDTH_PX × HEIGHT_PX PNG; one legend
     entry and one colour per series label across the panels."""
     plt = _pyplot()
+    figure = compose(title, panels)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=DPI)
+    plt.close(figure)
+    return path
+
+
+def compose(title: str, panels: Sequence[Panel]):
+    """The matplotlib figure :func:`draw` saves (laid out, titles fitted)."""
+    plt = _pyplot()
     columns = min(len(panels), 2)
     rows = (len(panels) + columns - 1) // columns
     figure, axes = plt.subplots(rows, columns, figsize=(WIDTH_PX / DPI, HEIGHT_PX / DPI),
@@ -99,10 +109,30 @@ def draw(path: Path, title: str, panels: Sequence[Panel]) -> Path:
         "\nerror bars: 95 % interval" if bars else "")
     figure.legend([handles[label] for label in ordered], ordered, loc="outside right upper",
                   fontsize=7, title=key, title_fontsize=7, alignment="left")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=DPI)
-    plt.close(figure)
-    return path
+    _fit_titles(figure, [axes[i // columns][i % columns] for i in range(len(panels))])
+    return figure
+
+
+def _fit_titles(figure, axes: Sequence[object], rounds: int = 3) -> None:
+    """Rewrap each panel title to its axis' width once the legend has taken its room (a
+    title wider than its axis runs under the legend or off the figure)."""
+    for _ in range(rounds):
+        figure.canvas.draw()  # lays the figure out (constrained layout) at its final size
+        renderer = figure.canvas.get_renderer()
+        changed = False
+        for axis in axes:
+            text = axis.title.get_text()
+            wide = axis.title.get_window_extent(renderer).width
+            room = axis.get_window_extent(renderer).width
+            if not text or wide <= room:
+                continue
+            longest = max(len(line) for line in text.splitlines())
+            axis.set_title(textwrap.fill(" ".join(text.split()),
+                                         max(12, int(longest * room / wide) - 1)),
+                           fontsize=axis.title.get_fontsize())
+            changed = True
+        if not changed:
+            return
 
 
 def _draw_panel(axis, panel: Panel, colours: Mapping[str, object],

@@ -183,8 +183,9 @@ def pair_row(section: Section, a: int, b: int, settings: Settings) -> PairRow:
     missing = [(label, s.reason) for label, s in zip("AB", sides, strict=True)
                if s is None or s.samples is None]
     if missing:
-        return PairRow(a, b, None, reason="; ".join(
-            f"no per-sample scores for {label}: {reason}" for label, reason in missing))
+        # why, and what to run, is said once per run in the task's notes
+        return PairRow(a, b, None, reason="not compared: no per-sample scores for "
+                       + " and ".join(label for label, _ in missing) + " (see the notes)")
     first, second = sides
     if benchmark.options_to_json(first.options) != benchmark.options_to_json(second.options):
         # one summary rule for both sides: a pair scored with other options is not

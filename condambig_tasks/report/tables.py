@@ -18,7 +18,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from condambig_tasks import registry
-from condambig_tasks.report.paper import PaperData, PaperEntry
+from condambig_tasks.errors import ConfigurationError
+from condambig_tasks.report.paper import PaperData, PaperEntry, short_model_name
 from condambig_tasks.report.scales import FRACTION, PERCENT, format_value, header, metric_scale
 from condambig_tasks.report.sections import (
     Section,
@@ -43,9 +44,12 @@ def render_report(inputs: RunResults, sections: Sequence[Section], data: PaperDa
     """The whole report; ``figures`` maps a benchmark to its PNG, ``skipped_figures`` to
     why it has none."""
     runs = [run for section in sections for run in section.runs]
-    models = list(dict.fromkeys(run.model for run in runs))
+    # one model run through several front ends is one model: lm-eval names it by its path,
+    # Inspect by provider/path, a served copy by the server's name for it
+    models = list(dict.fromkeys(short_model_name(run.model) for run in runs))
     lines = [f"# {title}", "",
-             f"{len(runs)} runs of {len(models)} models on {len(sections)} tasks. "
+             f"{len(runs)} runs of {len(models)} model{'s' * (len(models) != 1)} (by the last "
+             f"part of the model's name) on {len(sections)} tasks. "
              "Δ = ours − paper, on the scale named in each column header. ± is a standard "
              "error: the one the framework reported, or, marked "
              f"{COMPUTED_MARK}, computed here from the run's per-sample scores"
@@ -124,7 +128,9 @@ def comparison_table(section: Section) -> list[str]:
                          value_cell(section, index, metric), paper_text(entry),
                          format_value(ours - entry.value, section.benchmark, metric,
                                       signed=True), entry.where])
-    rest = [m for m in metrics if m not in compared]
+    # a metric the runs report but no matched paper model has is not "without a run value"
+    rest = [m for m in metrics if m not in compared
+            and all(run.metrics.get(m) is None for run in section.runs)]
     lines = ["Compared with the paper:", ""]
     lines += _table(columns, rows) if rows else [
         "No run has a value for a metric of a paper model it is matched with (see the notes)."]
@@ -226,9 +232,35 @@ def p_value_text(comparison: Comparison) -> str:
 
 
 def _notes(section: Section, data: PaperData) -> list[str]:
-    lines = _paper_notes(section, data) + uncertainty_notes(section)
+    lines = _paper_notes(section, data) + data_notes(section) + uncertainty_notes(section)
     lines += [f"- {note}" for run in section.runs for note in run.notes]
     return ["Notes:", "", *lines, ""] if lines else []
+
+
+def data_notes(section: Section) -> list[str]:
+    """The runs that read fewer or other records than the full split their options name
+    (a local file of another release, a partial copy): said once per kind of data, with
+    the runs, so that an option such as ``release=2k`` is not taken for the data read."""
+    benchmark = registry.get(section.benchmark)
+    extras = told_apart(section.runs, run_key)
+    groups: dict[tuple, list[str]] = {}
+    for run, extra in zip(section.runs, extras, strict=True):
+        if run.data_records is None:
+            continue
+        try:
+            expected = benchmark.expected_size(benchmark.options(dict(run.options),
+                                                                 strict=False))
+        except ConfigurationError:
+            continue
+        if expected is not None and expected != run.data_records:
+            key = (run.data_records, run.data_sources, expected)
+            groups.setdefault(key, []).append(run_name(run, extra))
+    lines = []
+    for (records, sources, expected), names in groups.items():
+        read = f"{records:,} records" + (f" ({', '.join(sources)})" if sources else "")
+        lines.append(f"- Data: {', '.join(names)} read {read}, not the {expected:,} of the "
+                     "full split its options name: its numbers are on the data it read.")
+    return lines
 
 
 def uncertainty_notes(section: Section) -> list[str]:
@@ -251,9 +283,9 @@ def uncertainty_notes(section: Section) -> list[str]:
             lines.append(f"- ± of {name}: the framework's own standard error.")
         scored = estimates.scored
         lacking = len(estimates.source) < sum(v is not None for v in run.metrics.values())
-        if scored is not None and estimates.samples is None and lacking:
-            lines.append(f"- No per-sample scores for {name}: {scored.reason}; no ± where "
-                         "the framework gave none.")
+        if scored is not None and estimates.samples is None:
+            lines.append(f"- No per-sample scores for {name}: {scored.reason}"
+                         + ("; no ± where the framework gave none." if lacking else "."))
         elif scored is not None and lacking and not sources:
             lines.append(f"- No ± for {name}: its {estimates.samples} samples fall in "
                          f"{estimates.units} {unit}(s); a standard error needs two or more.")
