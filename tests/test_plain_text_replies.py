@@ -58,6 +58,35 @@ def test_conditionalqa_reads_a_labelled_or_bare_yes_no_answer():
     assert not_answerable.parsed and not_answerable.answers == ()
 
 
+INTRO = "The document is a list of numbered HTML elements.\n\n"
+
+
+@pytest.mark.parametrize(("output", "answer"), [
+    (INTRO + 'The answer to the question is "yes"', "yes"),
+    (INTRO + 'The answer is "yes" to the question "Are there any age requirements for the '
+             'adopter when adopting a child in the UK?"', "yes"),
+    (INTRO + 'The answer to the question "Will I pay capital gains tax if I sell my current '
+             'home in order to move into an inherited property?" is "yes".', "yes"),
+    (INTRO + 'The answer to the question "Is there a minimum age for adoption to be '
+             'considered?" is "Yes."\n\nThe answer to the question "Are there any funds '
+             'available?" is "yes".', "yes"),
+], ids=["plain", "answer-first", "restated-question", "restated-twice"])
+def test_conditionalqa_reads_a_yes_no_stated_in_a_sentence(output, answer):
+    reply = parse_model_output(output, {})
+    assert reply.parsed and reply.official_answers() == [(answer, [])]
+
+
+@pytest.mark.parametrize("output", [
+    INTRO + "The answer to the question is yes.\n\nThe answer to the question is no.\n\n"
+            "The answer to the question is yes.",
+    INTRO + 'The answer to the question is "yes" or "no" to the question.\n\nThe answer to '
+            'the question is "yes" to the question.',
+    INTRO + "I think the answer is probably in the document.",
+], ids=["contradicts-itself", "hedged", "no-yes-no"])
+def test_conditionalqa_contradicting_or_hedged_statements_stay_parse_failures(output):
+    assert not parse_model_output(output, {}).parsed
+
+
 def test_conditionalqa_prose_stays_a_parse_failure():
     reply = parse_model_output("The document is a list of numbered HTML elements.", {})
     assert not reply.parsed

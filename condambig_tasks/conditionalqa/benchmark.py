@@ -110,7 +110,7 @@ class ConditionalQA(Benchmark[ConditionalQAOptions, ConditionalQAItem]):
             "question-answering")
     category = "Reasoning"
     assets = (ASSET,)
-    version = "3-A"
+    version = "4-A"
     variants = (Variant("conditionalqa", "answers with their conditions over the dev set"),)
     options_type = ConditionalQAOptions
     data_folders = ("conditionalqa",)

@@ -45,6 +45,16 @@ _NUMBER_LIST = re.compile(r"^[\s\d,;\[\]#()]+$")
 _NO_ANSWER_TEXTS = frozenset(
     {"not answerable", "unanswerable", "notanswerable", "no answer", "cannot be answered"}
 )
+# "The answer to the question is "yes"", "The answer is yes to ...", "The answer to the
+# question "<restated question>" is "Yes."": a yes / no stated in a sentence (no label
+# colon). Bounded quantifiers, anchored on the words "the answer": linear. A statement
+# followed by "or" ("yes" or "no") is a hedge, not an answer.
+_STATED_YES_NO = re.compile(
+    r"\bthe answer(?: to (?:this|the|your) question)?(?: \"[^\"\n]{0,300}\")? is"
+    r"[ \t]{0,4}[:\"\u201c'*]{0,3}[ \t]{0,2}(yes|no)\b(?P<hedge>[\"\u201d'*.]{0,3}[ \t]{1,4}or\b)?",
+    re.IGNORECASE)
+_MAX_STATEMENTS = 200
+"""Yes / no statements read in one reply (a reply looping to its budget has fewer)."""
 _ANSWER_TEXT_KEYS = ("answer", "text", "span")
 _CONDITION_KEYS = ("conditions", "condition", "condition_elements", "citations", "elements")
 
@@ -216,13 +226,28 @@ def _read_answers(value: Any, elements: Mapping[int, str], truncated: bool) -> P
     )
 
 
+def stated_yes_no(text: str) -> str | None:
+    """"yes" / "no" when every yes / no the reply states in a sentence ("The answer to the
+    question is "yes"") is the same and none is hedged ("yes" or "no"); else None."""
+    stated = set()
+    for number, match in enumerate(_STATED_YES_NO.finditer(text)):
+        if number >= _MAX_STATEMENTS or match["hedge"]:
+            return None
+        stated.add(match[1].lower())
+    return stated.pop() if len(stated) == 1 else None
+
+
 def _plain_answer(text: str) -> tuple[ConditionalAnswer, ...] | None:
     """One answer without conditions from a reply with no JSON, as real models write it:
-    a labelled answer ("Answer: Yes", "The answer to the question is: Yes") or a reply that
-    is only "yes" / "no"; "not answerable" is no answer. None for any other prose."""
+    a labelled answer ("Answer: Yes", "The answer to the question is: Yes"), a reply that
+    is only "yes" / "no", or a yes / no stated in a sentence, the same every time it is
+    stated ("The answer to the question is "yes""); "not answerable" is no answer. None for
+    any other prose."""
     answer = labelled_answer(text)
     if answer is None and normalize_answer(text) in ("yes", "no"):
         answer = text.strip()
+    if answer is None:
+        answer = stated_yes_no(text)
     if answer is None:
         return None
     if normalize_answer(answer) in _NO_ANSWER_TEXTS:
