@@ -107,3 +107,24 @@ def test_the_stand_in_documents_are_read_by_the_conditionalqa_loader(report, tmp
     [document] = load_documents(path).values()
     assert list(document.contents) == ["<h1>A benefit</h1>", "<p>You can get it.</p>",
                                        "<li>if you are over 18</li>", "<p>It is paid weekly.</p>"]
+
+
+def test_a_short_split_and_a_meaningless_recovery_are_said(report):
+    """HotpotQA-FLM's local test set holds 53 rows: "53 of the first 100" would misread; a
+    downstream model that does no better with the complete context makes f1_recovery's
+    denominator near zero or negative, and the page says the number means nothing."""
+    flm = _record(report, task="hotpot_flm_test", n=53, benchmark="hotpot_flm",
+                  headline="f1_recovery", value=-128.6, stderr=678.9, parse_rate=None,
+                  failures={}, metrics={"f1_recovery": -128.6, "f1_complete": 0.020,
+                                        "f1_incomplete": 0.034})
+    text = report.render([flm, _record(report)], {}, [], "full")
+    row = next(line for line in text.splitlines() if line.startswith("| `hotpot_flm_test`"))
+    assert "| 53 (all the local data holds; 100 asked) |" in row
+    assert "| 100 (first 100) |" in next(line for line in text.splitlines()
+                                         if line.startswith("| `ambignq`"))
+    [note] = [line for line in text.splitlines() if line.startswith("`hotpot_flm_test`: ")]
+    assert "F1 0.020 with the complete context and 0.034 without" in note
+    assert "-128.600 ± 678.900" in note
+    gaining = _record(report, task="hotpot_flm_test", benchmark="hotpot_flm",
+                      metrics={"f1_complete": 0.72, "f1_incomplete": 0.53})
+    assert report._recovery_note(gaining) is None
