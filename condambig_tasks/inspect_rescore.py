@@ -24,6 +24,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from condambig_tasks.errors import CondambigError, PredictionFileError
 
 PROG = "condambig-inspect-score"
@@ -38,13 +40,20 @@ class RescoreError(PredictionFileError):
 def arguments(scorer_name: str, scorer_options: Mapping[str, Any],
               grader: str | None) -> list[str]:
     """``inspect score`` arguments after the log: the scorer named with its package, each
-    logged argument as ``-S key=<JSON>`` (JSON is YAML, which ``-S`` reads), the grader."""
+    logged argument as ``-S key=value``, the grader."""
     words = ["--action", "overwrite", "--scorer", f"{PACKAGE}/{scorer_name}"]
     for key, value in scorer_options.items():
-        words += ["-S", f"{key}={json.dumps(value, ensure_ascii=False)}"]
+        words += ["-S", f"{key}={_cli_value(value)}"]
     if grader:
         words += ["--model-role", f"{GRADER_ROLE}={grader}"]
     return words
+
+
+def _cli_value(value: Any) -> str:
+    """``value`` as ``-S`` reads it back (YAML; a plain string without commas as itself)."""
+    if isinstance(value, str) and "," not in value and yaml.safe_load(value) == value:
+        return value
+    return json.dumps(value, ensure_ascii=False)
 
 
 def command(log: str, scorer_name: str, scorer_options: Mapping[str, Any],
