@@ -178,3 +178,13 @@ def test_from_log_refuses_a_reducer_it_cannot_reproduce_in_one_line(runs, tmp_pa
     assert result.returncode == 2 and result.stdout == ""
     [line] = result.stderr.strip().splitlines()
     assert "pass_at_2" in line and f"condambig-inspect-score {doctored}" in line
+
+
+def test_inspect_score_of_a_file_that_is_not_a_condambig_log_is_one_line(tmp_path):
+    other = tmp_path / "other.eval"
+    other.write_text("not a log")
+    result = _run([executable("condambig-inspect-score"), str(other)],
+                  subprocess_env(), tmp_path, ok=False)
+    assert result.returncode == 2 and result.stdout == ""
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"condambig-inspect-score: {other}: cannot be read as an Inspect log")
