@@ -192,8 +192,10 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
     if run.needs_corpus_step:
         run.prepare(runtime)
     samples = run_blocking(run.score(selected, runtime))
+    scored_outputs = [(benchmark.item_id(item), output) for item, output in selected]
     if logged is not None and logged.later_epochs:
-        samples = _reduce_epochs(benchmark, run, runtime, logged, reduce, selected, samples)
+        samples, scored_outputs = _reduce_epochs(benchmark, run, runtime, logged, reduce,
+                                                 selected, samples)
     if args.per_sample:
         args.per_sample.parent.mkdir(parents=True, exist_ok=True)
         with args.per_sample.open("w", encoding="utf-8") as sink:
@@ -242,8 +244,7 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
                            "max_failed": config.max_failed}
     result["provenance"] = provenance_block(
         benchmark, options, items, sources, judge=None if engine is None else engine.model_name)
-    result["provenance"][OUTPUTS_SHA256_KEY] = outputs_sha256(
-        (benchmark.item_id(item), output) for item, output in selected)
+    result["provenance"][OUTPUTS_SHA256_KEY] = outputs_sha256(scored_outputs)
     record_scoring_sha256(result["provenance"])
     if config is not None and config.base_url:
         result["provenance"]["judge_base_url"] = config.base_url
@@ -282,9 +283,10 @@ def _epoch_reducer(logged: run_logs.RunOutputs) -> Any:
 
 def _reduce_epochs(benchmark: Benchmark, run: BenchmarkRun, runtime: Runtime,
                    logged: run_logs.RunOutputs, reduce: Any, selected: list,
-                   first: list) -> list:
+                   first: list) -> tuple[list, list[tuple[str, str]]]:
     """An Inspect run of several epochs: every epoch's outputs scored, each sample's epochs
-    reduced with the run's reducer (:mod:`condambig_tasks.inspect_epochs`)."""
+    reduced with the run's reducer (:mod:`condambig_tasks.inspect_epochs`); and the outputs
+    scored as the run's digest names them, ``(<id>@<epoch>, output)``."""
     from condambig_tasks import inspect_epochs
 
     by_id = {benchmark.item_id(item): item for item, _ in selected}
@@ -301,7 +303,9 @@ def _reduce_epochs(benchmark: Benchmark, run: BenchmarkRun, runtime: Runtime,
           f"{len(epochs)} epochs are scored and each sample's reduced with "
           f"{', '.join(logged.epochs_reducer) or inspect_epochs.DEFAULT_REDUCER}, as the "
           "run did.", file=sys.stderr)
-    return inspect_epochs.reduce_epochs(reduce, epochs, outputs, judge_metrics)
+    scored = [(f"{key}@{epoch}", output) for epoch, here in enumerate(outputs, start=1)
+              for key, output in here.items()]
+    return inspect_epochs.reduce_epochs(reduce, epochs, outputs, judge_metrics), scored
 
 
 class JudgedMetricsWithheld(CondambigError):

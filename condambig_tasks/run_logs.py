@@ -628,17 +628,17 @@ def _read_inspect(path: Path, header: Any, benchmark: str | None) -> RunOutputs:
     _same_copies(path, "recorded task versions", [
         ("the task metadata", _text(metadata.get("full_task_version"))),
         ("its provenance block", _text(block.get("task_version")))])
-    # with several epochs the run's digest covers every epoch, the outputs here the first
+    # with several epochs the run's digest covers every epoch's outputs (``<id>@<epoch>``),
+    # as condambig-score's of the same log does
     blocks = [score.metadata for score in scores] + [provenance]
-    digest = _recorded_digest(path, blocks) if epochs == 1 else None
+    digest = _recorded_digest(path, blocks)
     reducer = spec.config.epochs_reducer
     return RunOutputs(task=spec.task, benchmark=benchmark or "?", options=options, judge={},
                       outputs=outputs, source=str(path), framework=INSPECT, reported=reported,
                       notes=tuple(notes), provenance=provenance, outputs_sha256=digest,
                       task_version=_text(metadata.get("full_task_version"))
                       or _text(block.get("task_version")),
-                      scoring_sha256=_recorded_digest(path, blocks, SCORING_SHA256_KEY)
-                      if epochs == 1 else None,
+                      scoring_sha256=_recorded_digest(path, blocks, SCORING_SHA256_KEY),
                       later_epochs=tuple(by_epoch[1:]),
                       epochs_reducer=tuple([reducer] if isinstance(reducer, str)
                                            else reducer or ()))

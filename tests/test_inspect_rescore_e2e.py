@@ -151,6 +151,7 @@ def test_from_log_scores_every_epoch_as_the_run_reduced_them(runs, tmp_path):
     path = _of_task(runs["epochs"], "ambignq")
     result = json.loads(_from_log("ambignq", path, runs).stdout)
     _same(_metrics(_log(path)), result["metrics"])
+    assert result["source"]["outputs_sha256_matched"] is True  # every epoch's outputs
 
     # epochs that differ: Inspect's own rescoring of the log is the reference
     log = _log(path)
@@ -165,6 +166,8 @@ def test_from_log_scores_every_epoch_as_the_run_reduced_them(runs, tmp_path):
     _same(theirs, ours)
     assert ours["f1_answer_all"] != pytest.approx(result["metrics"]["f1_answer_all"])
     assert "2 epochs are scored" in completed.stderr
+    assert json.loads(completed.stdout)["source"]["outputs_sha256_matched"] is False
+    assert "the log was edited" in completed.stderr
 
 
 def test_from_log_refuses_a_reducer_it_cannot_reproduce_in_one_line(runs, tmp_path):
