@@ -91,11 +91,15 @@ def command_for_log(path: str | Path) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in {"-h", "--help"}:
+    if not argv:
+        print(f"{PROG}: give the Inspect log to rescore: {PROG} LOG [inspect score options]",
+              file=sys.stderr)
+        return 2
+    if argv[0] in {"-h", "--help"}:
         print(__doc__.split("\n\n")[0].replace("``", "`"))
         print("\nAny further option is passed to inspect score (e.g. --output-file FILE, "
               "--model-role grader=MODEL, --overwrite).")
-        return 0 if argv else 2
+        return 0
     log, rest = argv[0], argv[1:]
     try:
         scorer_name, options, grader = logged_arguments(log)
