@@ -121,9 +121,11 @@ def _replace_lone_surrogates(outputs: dict[str, Any]) -> tuple[dict[str, Any], i
 def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
     option_names = [f.name for f in dataclasses.fields(benchmark.options_type)]
     given = {name: getattr(args, name) for name in option_names if getattr(args, name) is not None}
-    logged, notes = None, []
+    logged, notes, reduce = None, [], None
     if args.from_log is not None:
         logged = run_logs.read_run(benchmark, args.from_log, args.task)
+        if logged.later_epochs:  # refused before anything is scored
+            reduce = _epoch_reducer(logged)
         options, notes = run_logs.resolve_options(benchmark, logged, given)
         notes = [*logged.notes, *notes]
     elif args.task is not None:
@@ -190,6 +192,10 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
     if run.needs_corpus_step:
         run.prepare(runtime)
     samples = run_blocking(run.score(selected, runtime))
+    scored_outputs = [(benchmark.item_id(item), output) for item, output in selected]
+    if logged is not None and logged.later_epochs:
+        samples, scored_outputs = _reduce_epochs(benchmark, run, runtime, logged, reduce,
+                                                 selected, samples)
     if args.per_sample:
         args.per_sample.parent.mkdir(parents=True, exist_ok=True)
         with args.per_sample.open("w", encoding="utf-8") as sink:
@@ -238,8 +244,7 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
                            "max_failed": config.max_failed}
     result["provenance"] = provenance_block(
         benchmark, options, items, sources, judge=None if engine is None else engine.model_name)
-    result["provenance"][OUTPUTS_SHA256_KEY] = outputs_sha256(
-        (benchmark.item_id(item), output) for item, output in selected)
+    result["provenance"][OUTPUTS_SHA256_KEY] = outputs_sha256(scored_outputs)
     record_scoring_sha256(result["provenance"])
     if config is not None and config.base_url:
         result["provenance"]["judge_base_url"] = config.base_url
@@ -264,6 +269,43 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
             f"judge_max_failed={config.max_failed}), so the judged metrics are null; "
             f"{_retry_hint(config)}", result)
     return result
+
+
+def _epoch_reducer(logged: run_logs.RunOutputs) -> Any:
+    """The reducer of an Inspect run of several epochs, or one line saying how to rescore
+    it with Inspect instead."""
+    from condambig_tasks import inspect_epochs
+    from condambig_tasks.inspect_rescore import PROG
+
+    return inspect_epochs.reducer(logged.epochs_reducer, logged.source,
+                                  f"{PROG} {logged.source}")
+
+
+def _reduce_epochs(benchmark: Benchmark, run: BenchmarkRun, runtime: Runtime,
+                   logged: run_logs.RunOutputs, reduce: Any, selected: list,
+                   first: list) -> tuple[list, list[tuple[str, str]]]:
+    """An Inspect run of several epochs: every epoch's outputs scored, each sample's epochs
+    reduced with the run's reducer (:mod:`condambig_tasks.inspect_epochs`); and the outputs
+    scored as the run's digest names them, ``(<id>@<epoch>, output)``."""
+    from condambig_tasks import inspect_epochs
+
+    by_id = {benchmark.item_id(item): item for item, _ in selected}
+    outputs = [{benchmark.item_id(item): output for item, output in selected}]
+    epochs = [first]
+    for rows in logged.later_epochs:
+        here, _ = _replace_lone_surrogates({row["id"]: row["output"] for row in rows
+                                            if row["id"] in by_id})
+        outputs.append(here)
+        epochs.append(run_blocking(run.score(
+            [(by_id[key], output) for key, output in here.items()], runtime)))
+    judge_metrics = {spec.name for spec in benchmark.metric_specs if spec.judge}
+    print(f"condambig-score {benchmark.name}: {logged.source}: the run's "
+          f"{len(epochs)} epochs are scored and each sample's reduced with "
+          f"{', '.join(logged.epochs_reducer) or inspect_epochs.DEFAULT_REDUCER}, as the "
+          "run did.", file=sys.stderr)
+    scored = [(f"{key}@{epoch}", output) for epoch, here in enumerate(outputs, start=1)
+              for key, output in here.items()]
+    return inspect_epochs.reduce_epochs(reduce, epochs, outputs, judge_metrics), scored
 
 
 class JudgedMetricsWithheld(CondambigError):

@@ -18,12 +18,14 @@ Exit code 0, or 2 with one ``condambig-register: ...`` line for input it cannot 
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
 import inspect
 import math
 import os
 import re
 import sys
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +58,8 @@ class InspectTask:
     name: str  # the function name, e.g. ``abg_coqa_detection``
     benchmark: str  # its file, ``inspect_tasks/<benchmark>.py``
     task_path: str  # the ``@task`` file in the repository
+    line: int  # the line of its ``@task`` decorator in that file
+    shares_file: bool  # its file holds other ``@task``s too
     summary: str  # the docstring's first paragraph, on one line
     defaults: Mapping[str, Any]  # ``-T`` parameters and their defaults
 
@@ -69,18 +73,51 @@ def inspect_tasks() -> list[InspectTask]:
     import condambig
 
     package_dir = Path(condambig.__file__).resolve().parent
+    listed = list_tasks(root_dir=package_dir)
+    per_file = Counter(Path(info.file).as_posix() for info in listed)
     found = []
-    for info in list_tasks(root_dir=package_dir):
+    for info in listed:
         relative = Path(info.file)
         function = getattr(importlib.import_module(f"condambig.{relative.stem}"), info.name)
         summary = (inspect.getdoc(function) or "").split("\n\n")[0]
         found.append(InspectTask(
             name=info.name, benchmark=relative.stem,
             task_path=(Path(INSPECT_SOURCE_DIR) / relative).as_posix(),
+            line=task_line(package_dir / relative, info.name),
+            shares_file=per_file[relative.as_posix()] > 1,
             summary=" ".join(summary.split()),
             defaults={key: parameter.default for key, parameter
                       in inspect.signature(function).parameters.items()}))
     return sorted(found, key=lambda task: task.name)
+
+
+def task_line(path: Path, name: str) -> int:
+    """The line of the decorator (else the ``def``) of function ``name`` in ``path``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name:
+            return min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
+    raise RegisterError(f"{path}: defines no function {name} at module level.")
+
+
+def register_tasks() -> list[InspectTask]:
+    """The tasks with an entry: each runs one variant of its benchmark. A task that takes
+    its variant as a parameter (``abg_coqa -T subtask=...``) runs the samples and metrics
+    of those variants' own tasks: an entry of its own would list them twice."""
+    tasks = []
+    for task in inspect_tasks():
+        try:
+            registry.get(task.benchmark).variant(task.name)
+        except KeyError:
+            continue
+        tasks.append(task)
+    return tasks
+
+
+def source_url(task: InspectTask, repository_url: str, commit: str) -> str:
+    """The task's source at the commit; in a file of several tasks, at its line."""
+    url = f"{repository_url}/blob/{commit}/{task.task_path}"
+    return f"{url}#L{task.line}" if task.shares_file else url
 
 
 def task_options(benchmark: Benchmark, task: InspectTask) -> Any:
@@ -122,6 +159,8 @@ def build_entry(task: InspectTask, repository_url: str, commit: str,
         entry["paper_title"] = paper.title
     entry |= {"description": description, "contributors": list(contributors),
               "tasks": [{"name": task.name, "task_path": task.task_path}]}
+    if task.shares_file:  # the file's link alone would not say which of its tasks
+        entry["tasks"][0]["comment"] = f"Source: {source_url(task, repository_url, commit)}"
     samples = benchmark.expected_size(task_options(benchmark, task))
     if samples:
         entry["tasks"][0]["dataset_samples"] = samples
@@ -143,6 +182,7 @@ class LoggedRun:
 
     path: Path
     task: str
+    benchmark: str  # the benchmark the run's task recorded
     row: dict[str, Any]
     command: str
     version: str
@@ -177,13 +217,17 @@ def read_run(path: Path) -> LoggedRun:
         raise RegisterError(f"{path}: cannot be read as an Inspect log "
                             f"({type(error).__name__}).") from None
     spec = log.eval
-    if not spec.task.startswith(INSPECT_PREFIX):
+    metadata = spec.metadata or {}
+    # `inspect eval condambig/<task>` logs the task with its package; a run by file path
+    # (`inspect eval inspect_tasks/<file>.py@<task>`) without: the benchmark the task
+    # recorded says it is one of ours (write_entries checks it is the task's benchmark)
+    benchmark = metadata.get("benchmark")
+    if not isinstance(benchmark, str) or benchmark not in registry.available():
         raise RegisterError(f"{path}: task {spec.task!r} is not a condambig Inspect task.")
     if log.status != "success" or log.results is None:
         raise RegisterError(f"{path}: the run did not finish (status {log.status}); "
                             "report finished runs only.")
-    task = spec.task[len(INSPECT_PREFIX):]
-    metadata = spec.metadata or {}
+    task = spec.task.removeprefix(INSPECT_PREFIX)
     headline = metadata.get("headline_metric")
     if not isinstance(headline, str):
         raise RegisterError(f"{path}: the run has no headline metric (a setting that needs "
@@ -213,8 +257,8 @@ def read_run(path: Path) -> LoggedRun:
     if grader:
         flags += f" --model-role grader={grader}"
     version = metadata.get("full_task_version") or spec.task_version
-    return LoggedRun(path=path, task=task, row=row, version=str(version),
-                     command=f"inspect eval {spec.task}{flags} --model {{model}}")
+    return LoggedRun(path=path, task=task, benchmark=benchmark, row=row, version=str(version),
+                     command=f"inspect eval {INSPECT_PREFIX}{task}{flags} --model {{model}}")
 
 
 def _grader(roles: Any) -> str | None:
@@ -254,14 +298,18 @@ def evaluation_report(task: InspectTask, runs: Sequence[LoggedRun], commit: str,
 
 def write_entries(out: Path, repository_url: str, commit: str, logs: Sequence[str],
                   contributors: Sequence[str], maintainers: Sequence[str]) -> list[Path]:
-    """Write ``<out>/<task>/eval.yaml`` for every Inspect task; returns the files."""
-    tasks = inspect_tasks()
+    """Write ``<out>/<task>/eval.yaml`` for every registered task; returns the files."""
+    tasks = register_tasks()
     runs = [read_run(path) for path in log_files(logs)]
-    known = {task.name for task in tasks}
+    known = {task.name: task for task in tasks}
     for run in runs:
         if run.task not in known:
             raise RegisterError(f"{run.path}: task condambig/{run.task} is not one of "
                                 f"this package's Inspect tasks ({', '.join(sorted(known))}).")
+        if known[run.task].benchmark != run.benchmark:
+            raise RegisterError(f"{run.path}: task {run.task} recorded benchmark "
+                                f"{run.benchmark}, but this package's {run.task} is "
+                                f"{known[run.task].benchmark}: not a run of this task.")
     entries = {}
     for task in tasks:  # every entry before any file: bad input writes nothing
         entry = build_entry(task, repository_url, commit, contributors, maintainers)

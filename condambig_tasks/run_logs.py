@@ -88,6 +88,10 @@ class RunOutputs:
     task_version: str | None = None  # the benchmark's task version the run recorded
     # provenance.scoring_sha256 the run recorded (None: not recorded, e.g. an older run)
     scoring_sha256: str | None = None
+    # an Inspect run of several epochs: the outputs of epochs 2.. (``outputs`` is epoch 1's)
+    # and the reducer(s) the run combined each sample's epochs with
+    later_epochs: tuple[tuple[dict[str, str], ...], ...] = ()
+    epochs_reducer: tuple[str, ...] = ()
 
     def outputs_by_id(self) -> dict[str, str]:
         return {row["id"]: row["output"] for row in self.outputs}
@@ -595,16 +599,15 @@ def _read_inspect(path: Path, header: Any, benchmark: str | None) -> RunOutputs:
         notes.append(f"the Inspect run ended with status {header.status}; its logged "
                      "samples are scored.")
     epochs = spec.config.epochs or 1
-    samples = [s for s in logged if s.epoch == 1]
-    if epochs > 1:
-        notes.append(f"the run has {epochs} epochs; the first epoch's outputs are scored "
-                     "(the reported values average the epochs).")
-    failed = [s for s in samples if s.failed]
+    failed = [s for s in logged if s.failed]
     if failed:
         notes.append(f"{len(failed)} sample(s) ended in an error and have no output "
                      "(left out).")
-    outputs = [{"id": s.id, "output": s.completion} for s in samples if not s.failed]
-    _check_unique(path, outputs)
+    by_epoch = [tuple({"id": s.id, "output": s.completion} for s in logged
+                      if s.epoch == epoch and not s.failed) for epoch in range(1, epochs + 1)]
+    for rows in by_epoch:
+        _check_unique(path, list(rows))
+    outputs = list(by_epoch[0])
     metadata = spec.metadata or {}
     options = _inspect_options(spec, benchmark, _inspect_recorded(path, spec)[1])
     roles = {name: getattr(config, "model", str(config))
@@ -629,16 +632,20 @@ def _read_inspect(path: Path, header: Any, benchmark: str | None) -> RunOutputs:
     _same_copies(path, "recorded task versions", [
         ("the task metadata", _text(metadata.get("full_task_version"))),
         ("its provenance block", _text(block.get("task_version")))])
-    # with several epochs the run's digest covers every epoch, the outputs here the first
+    # with several epochs the run's digest covers every epoch's outputs (``<id>@<epoch>``),
+    # as condambig-score's of the same log does
     blocks = [score.metadata for score in scores] + [provenance]
-    digest = _recorded_digest(path, blocks) if epochs == 1 else None
+    digest = _recorded_digest(path, blocks)
+    reducer = spec.config.epochs_reducer
     return RunOutputs(task=spec.task, benchmark=benchmark or "?", options=options, judge={},
                       outputs=outputs, source=str(path), framework=INSPECT, reported=reported,
                       notes=tuple(notes), provenance=provenance, outputs_sha256=digest,
                       task_version=_text(metadata.get("full_task_version"))
                       or _text(block.get("task_version")),
-                      scoring_sha256=_recorded_digest(path, blocks, SCORING_SHA256_KEY)
-                      if epochs == 1 else None)
+                      scoring_sha256=_recorded_digest(path, blocks, SCORING_SHA256_KEY),
+                      later_epochs=tuple(by_epoch[1:]),
+                      epochs_reducer=tuple([reducer] if isinstance(reducer, str)
+                                           else reducer or ()))
 
 
 def _dict_or_none(value: Any) -> dict[str, Any] | None:

@@ -51,16 +51,18 @@ from condambig_tasks.run import (
 logger = logging.getLogger("condambig")
 
 def rescore_hint(benchmark_name: str) -> str:
-    """How to judge a finished log's stored outputs again, generating nothing: Inspect's
-    own ``inspect score`` cannot find this package's scorer by the name it logs."""
+    """How to judge a finished log's stored outputs again, generating nothing: with the
+    grader role (``condambig-inspect-score``: ``inspect score`` with the scorer and its
+    arguments from the log) or with ``condambig-score``'s judge."""
     cache = settings.judge_cache_choice()
     # the judgements already made are in the cache this run used: name it when not default
     prefix = (f"{settings.JUDGE_CACHE_VARIABLE}={shlex.quote(str(cache))} "
               if cache is not None and settings.environment_value(settings.JUDGE_CACHE_VARIABLE)
               else "")
-    return (f"fix the grader, then rescore the stored outputs: {prefix}condambig-score "
-            f"{benchmark_name} --from-log <log> (the judge set by CONDAMBIG_JUDGE_MODEL / "
-            "CONDAMBIG_JUDGE_BASE_URL / CONDAMBIG_JUDGE_API_KEY)")
+    return (f"fix the grader, then rescore the stored outputs: {prefix}condambig-inspect-score "
+            f"<log> (the run's grader role; --model-role grader=... for another), or "
+            f"{prefix}condambig-score {benchmark_name} --from-log <log> (the judge set by "
+            "CONDAMBIG_JUDGE_MODEL / CONDAMBIG_JUDGE_BASE_URL / CONDAMBIG_JUDGE_API_KEY)")
 
 
 class JudgeFailedError(CondambigError):

@@ -17,7 +17,12 @@ import pytest
 import yaml
 
 from condambig_tasks import registry
-from condambig_tasks.register import INSPECT_SOURCE_DIR, inspect_tasks, task_options
+from condambig_tasks.register import (
+    INSPECT_SOURCE_DIR,
+    inspect_tasks,
+    register_tasks,
+    task_options,
+)
 from tests.conftest import REPO_ROOT, executable, subprocess_env
 
 metadata = pytest.importorskip(
@@ -63,7 +68,8 @@ def load_entries(out: Path) -> dict[str, Any]:
 
 
 def inspect_log(path: Path, task: str, model: str, metrics: dict[str, float], *,
-                headline: str | None, version: str, completed: int = 3) -> Path:
+                headline: str | None, version: str, completed: int = 3,
+                benchmark: str | None = None) -> Path:
     from inspect_ai.log import (
         EvalConfig,
         EvalDataset,
@@ -75,7 +81,7 @@ def inspect_log(path: Path, task: str, model: str, metrics: dict[str, float], *,
         write_eval_log,
     )
 
-    benchmark = task.split("/")[-1].split("_detection")[0]
+    benchmark = benchmark or task.split("/")[-1].split("_detection")[0]
     spec = EvalSpec(created="2026-01-02T03:04:05+00:00", task=task, task_version=version,
                     dataset=EvalDataset(), model=model, config=EvalConfig(),
                     metadata={"benchmark": benchmark, "headline_metric": headline})
@@ -91,8 +97,10 @@ def test_one_valid_entry_per_inspect_task(tmp_path):
     result = register(tmp_path / "register", cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     entries = load_entries(tmp_path / "register")
-    tasks = {task.name: task for task in inspect_tasks()}
+    tasks = {task.name: task for task in register_tasks()}
     assert set(entries) == set(tasks) and len(tasks) >= 5
+    # the task taking its subtask as -T would repeat its subtasks' entries
+    assert {task.name for task in inspect_tasks()} - set(tasks) == {"abg_coqa"}
     for name, entry in entries.items():
         [task] = entry.tasks
         assert task.name == name
@@ -114,10 +122,29 @@ def test_one_valid_entry_per_inspect_task(tmp_path):
             task_options(benchmark, tasks[name]))
         assert entry.evaluation_report is None
     assert entries["abg_coqa_detection"].tasks[0].dataset_samples == 1055
-    assert entries["abg_coqa"].tasks[0].dataset_samples == 1055  # -T subtask=detection
     assert entries["abg_coqa_clarified_qa"].tasks[0].dataset_samples is None
     assert entries["ambignq"].tasks[0].dataset_samples == 2002
     assert entries["conditionalqa"].tasks[0].dataset_samples == 285
+
+
+def test_a_task_sharing_its_file_links_its_line(tmp_path):
+    """abg_coqa.py holds several @tasks: each entry's source link names its task's line,
+    read from the file; a file of one task is linked whole (no comment)."""
+    assert register(tmp_path / "register", cwd=tmp_path).returncode == 0
+    entries = load_entries(tmp_path / "register")
+    for name, entry in entries.items():
+        [task] = entry.tasks
+        lines = (REPO_ROOT / task.task_path).read_text().splitlines()
+        if sum(line.startswith("@task") for line in lines) == 1:
+            assert task.comment is None, name
+            continue
+        prefix = f"Source: {REPOSITORY}/blob/{COMMIT}/{task.task_path}#L"
+        assert task.comment.startswith(prefix), name
+        line = int(task.comment.removeprefix(prefix))
+        assert lines[line - 1].startswith("@task") and \
+            lines[line].startswith(f"def {name}("), name
+    assert len({entry.tasks[0].comment for name, entry in entries.items()
+                if name.startswith("abg_coqa")}) == 3
 
 
 def test_task_paths_follow_the_package_layout():
@@ -167,8 +194,23 @@ def test_logs_give_an_evaluation_report_of_the_headline(tmp_path):
                if name != "ambignq")
 
 
+def test_a_run_by_file_path_is_the_tasks_run(tmp_path):
+    """`inspect eval inspect_tasks/ambignq.py@ambignq` logs the task as `ambignq`: the
+    benchmark it recorded makes it this package's task; the report's command names the
+    task as installed."""
+    version = registry.get("ambignq").version
+    log = inspect_log(tmp_path / "a.eval", "ambignq", "hf/m", {"f1_answer_all": 0.5},
+                      headline="f1_answer_all", version=version)
+    result = register(tmp_path / "register", str(log), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    report = load_entries(tmp_path / "register")["ambignq"].evaluation_report
+    assert [row.task for row in report.results] == ["ambignq"]
+    assert report.command == "inspect eval condambig/ambignq --model <model>"
+
+
 @pytest.mark.parametrize("case", ["other_version", "no_headline", "nan_headline",
-                                  "not_condambig", "bad_commit", "missing_log"])
+                                  "not_condambig", "bad_commit", "missing_log",
+                                  "other_benchmark", "by_subtask"])
 def test_unusable_input_is_one_line(tmp_path, case):
     version = registry.get("ambignq").version
     log = tmp_path / "run.eval"
@@ -185,6 +227,12 @@ def test_unusable_input_is_one_line(tmp_path, case):
     elif case == "not_condambig":
         inspect_log(log, "other/task", "hf/m", {"accuracy": 0.5}, headline="accuracy",
                     version=version)
+    elif case == "other_benchmark":  # a task of that name recording another benchmark
+        inspect_log(log, "ambignq", "hf/m", {"f1_answer_all": 0.5}, headline="f1_answer_all",
+                    version=version, benchmark="conditionalqa")
+    elif case == "by_subtask":  # the task has no entry: its subtasks have theirs
+        inspect_log(log, "condambig/abg_coqa", "hf/m", {"f1": 0.5}, headline="f1",
+                    version=version, benchmark="abg_coqa")
     elif case == "bad_commit":
         arguments = ["--commit", "main"]
     result = run(["--repository-url", REPOSITORY, "--commit", COMMIT,

@@ -142,6 +142,7 @@ def test_failed_judgements_withhold_the_judged_metrics_and_a_rerun_sends_only_th
         assert f"condambig/condambigqa: combined_score is NaN: {failed} judgement(s) failed" \
             in completed.stderr
         assert "condambig-score condambigqa --from-log " + log.location in completed.stderr
+        assert "condambig-inspect-score " + log.location in completed.stderr
 
         # the same run again, allowing that many failures: the judgements made are
         # served from the cache, only the failed ones are sent again

@@ -57,6 +57,7 @@ def test_failed_judgements_past_the_limit_withhold_the_judged_metrics():
     assert past.reasons["judge_helpfulness"].startswith(
         "2 judgement(s) failed (judge_max_failed=1); fix the grader, then rescore")
     assert "condambig-score abg_coqa --from-log <log>" in past.reasons["judge_helpfulness"]
+    assert "condambig-inspect-score <log>" in past.reasons["judge_helpfulness"]
     assert past.values["bleu4"] == within.values["bleu4"]  # judge-free: kept
 
 

@@ -1,0 +1,56 @@
+"""The Inspect solvers of this package on a sample, without a model: HotpotQA-FLM's
+``question_solver`` (a baseline's question in place of the model's) and the judged tasks'
+``grader_guard`` setup step (no grader that can judge: one error before generation)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from condambig.grader_preflight import GraderUnavailableError, grader_guard
+from condambig.hotpot_flm import question_solver
+
+RECORD = {"question": "Which bridge?", "human_question": "Which harbour bridge do you mean?"}
+
+
+def _state():
+    from inspect_ai.model import ModelName
+    from inspect_ai.solver import TaskState
+
+    return TaskState(model=ModelName("hf/none"), sample_id="s1", epoch=1, input="prompt",
+                     messages=[], metadata={"record": RECORD})
+
+
+async def _never(state, **kwargs):  # the model: a baseline never calls it
+    raise AssertionError("generate was called")
+
+
+@pytest.mark.parametrize("questioner, question", [("repeater", RECORD["question"]),
+                                                  ("human", RECORD["human_question"])])
+def test_question_solver_puts_the_baselines_question_in_place_of_the_model(questioner,
+                                                                           question):
+    state = asyncio.run(question_solver(questioner)(_state(), _never))
+    assert state.output.completion == question
+    assert state.output.model == questioner
+
+
+def test_question_solver_lets_the_model_ask():
+    calls = []
+
+    async def generate(state, **kwargs):
+        calls.append(state)
+        return state
+
+    asyncio.run(question_solver("model")(_state(), generate))
+    assert len(calls) == 1
+
+
+def test_grader_guard_passes_a_judge_free_task_with_no_grader_bound():
+    state = _state()
+    assert asyncio.run(grader_guard("ambignq", False, None)(state, _never)) is state
+
+
+def test_grader_guard_stops_a_judged_task_with_no_grader_before_generation():
+    with pytest.raises(GraderUnavailableError, match="no grader role is bound"):
+        asyncio.run(grader_guard("abg_coqa_clarification", True, None)(_state(), _never))
