@@ -21,7 +21,8 @@ from tests.support.judge_server import JudgeServer
 
 pytestmark = pytest.mark.e2e
 
-FIXTURE_QUESTIONS = 3  # condambigqa_fixture.json
+FIXTURE_QUESTIONS = len(json.loads(  # the questions of the fixture file
+    (FIXTURE_DATA / "condambigqa" / "condambigqa_fixture.json").read_text(encoding="utf-8")))
 PREFLIGHT_TEXT = "connection check"  # metrics/judge/preflight.py's request
 
 
