@@ -8,7 +8,9 @@ Every Python process of the environment pays for this import, lm-eval or not, so
 module loads nothing ``site`` has not already loaded. It registers a meta-path finder that
 does nothing until lm-eval is imported; then it wraps ``TaskManager.__init__`` (when
 ``lm_eval.tasks.manager`` is imported) so this package's task folder is appended to the
-include paths when lm-eval does not index it by itself. It never raises and costs one
+include paths when lm-eval does not index it by itself, in every ``TaskManager`` that
+indexes lm-eval's built-in tasks (the default; ``TaskManager(include_defaults=False)``
+indexes only its own ``include_path``, as lm-eval documents). It never raises and costs one
 finder call per import otherwise.
 It also wraps ``EvaluatorConfig.process_tasks`` (when ``lm_eval.config.evaluate_config`` is
 imported): once the command has resolved its task names, and before it loads the model, what
@@ -93,7 +95,10 @@ def _patch_task_manager(module) -> None:
     original_init = manager_class.__init__
 
     def __init__(self, verbosity=None, include_path=None, *args, **kwargs):
-        if not finds_tasks_by_itself(manager_class, original_init):
+        # TaskManager(include_defaults=False) indexes only the paths it is given (lm-eval's
+        # own tests rely on it): our folder comes with lm-eval's built-in tasks, not alone
+        include_defaults = args[0] if args else kwargs.get("include_defaults", True)
+        if include_defaults and not finds_tasks_by_itself(manager_class, original_init):
             include_path = _with_task_folder(include_path)
         original_init(self, verbosity, include_path, *args, **kwargs)
 

@@ -8,6 +8,9 @@ marker comments, so a table never says something the code does not:
     ...
     <!-- end generated -->
 
+Each lm-eval task folder's README (the task card lm-eval's template asks for) holds its
+``### Changelog`` the same way, rendered from that benchmark's section of CHANGELOG.md.
+
 ``python -m condambig_tasks.docs_tables --write`` rewrites every block; without ``--write``
 it exits 1 naming the documents whose tables differ (tests/test_docs_tables.py runs that
 check).
@@ -32,8 +35,13 @@ from condambig_tasks.register import INSPECT_PREFIX, InspectTask, inspect_tasks
 from condambig_tasks.report.scales import COUNT, FRACTION, PERCENT, spec_scale
 
 COMMAND = "python -m condambig_tasks.docs_tables --write"
+ROOT = Path(__file__).resolve().parent.parent  # the checkout holding this package
+CHANGELOG = "CHANGELOG.md"
+# each lm-eval task folder's README, by its CHANGELOG.md section (a benchmark, the suite)
+TASK_READMES = {f"condambig_tasks/lm_eval_tasks/{name}/README.md": name
+                for name in (*registry.BENCHMARKS, registry.SUITE)}
 # the documents holding generated blocks, relative to the repository root
-DOCUMENTS = ("README.md", "docs/tasks.md")
+DOCUMENTS = ("README.md", "docs/tasks.md", *TASK_READMES)
 _BLOCK = re.compile(r"(?P<start><!-- generated: (?P<key>[\w-]+)[^>]*-->\n)"
                     r"(?P<body>.*?)(?P<end><!-- end generated -->)", re.S)
 _UNCLOSED = re.compile(r"<!-- generated: ")
@@ -242,20 +250,49 @@ def render_reference(benchmarks: Sequence[Benchmark]) -> str:
     return "\n".join(parts)
 
 
+def changelog_section(changelog: str, name: str) -> list[str]:
+    """The lines of CHANGELOG.md's ``## <name>`` section (``## condambig (lm-eval group)``
+    for the suite)."""
+    heading = re.compile(rf"## {re.escape(name)}( \(.*\))?$")
+    lines = changelog.splitlines()
+    start = next((i for i, line in enumerate(lines) if heading.fullmatch(line)), None)
+    if start is None:
+        raise DocsTablesError(f"{CHANGELOG} has no '## {name}' section")
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")),
+               len(lines))
+    return [line for line in lines[start + 1:end] if line.strip()]
+
+
+def render_changelog(document: str, root: Path) -> str:
+    """A task README's ``### Changelog``: its benchmark's CHANGELOG.md lines, as written."""
+    name = TASK_READMES.get(document)
+    if name is None:
+        raise DocsTablesError(f"{document}: a changelog block belongs in a task README")
+    path = root / CHANGELOG
+    if not path.is_file():
+        raise DocsTablesError(f"{path} is missing")
+    up = "../" * document.count("/")
+    entries = "\n".join(changelog_section(path.read_text(encoding="utf-8"), name))
+    return (f"From [{CHANGELOG}]({up}{CHANGELOG}), section `{name}`. Versions are `N-X` "
+            "(lm-eval's `metadata.version` is N, the comparability version; the letter X "
+            "changes for changes that leave every score as it was).\n\n" + entries + "\n")
+
+
 # ---------------------------------------------------------------- documents
 def renderers(benchmarks: Sequence[Benchmark], inspect_tasks: Sequence[InspectTask],
-              document: str) -> dict[str, Callable[[], str]]:
+              document: str, root: Path = ROOT) -> dict[str, Callable[[], str]]:
     return {
         "task-list": lambda: render_task_list(benchmarks, inspect_tasks, document),
         "tasks": lambda: render_tasks(benchmarks, inspect_tasks, document),
         "reference": lambda: render_reference(benchmarks),
+        "changelog": lambda: render_changelog(document, root),
     }
 
 
 def update(text: str, document: str, benchmarks: Sequence[Benchmark],
-           inspect_tasks: Sequence[InspectTask]) -> str:
+           inspect_tasks: Sequence[InspectTask], root: Path = ROOT) -> str:
     """The document with every generated block rendered again (the rest unchanged)."""
-    render = renderers(benchmarks, inspect_tasks, document)
+    render = renderers(benchmarks, inspect_tasks, document, root)
     if len(_BLOCK.findall(text)) != len(_UNCLOSED.findall(text)):
         raise DocsTablesError(f"{document}: a '<!-- generated: ... -->' marker has no "
                               "'<!-- end generated -->'")
@@ -278,7 +315,7 @@ def stale_documents(root: Path, *, write: bool) -> list[str]:
     for document in DOCUMENTS:
         path = root / document
         text = path.read_text(encoding="utf-8")
-        fresh = update(text, document, benchmarks, inspect_tasks)
+        fresh = update(text, document, benchmarks, inspect_tasks, root)
         if fresh != text:
             stale.append(document)
             if write:
@@ -293,7 +330,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "docs/tasks.md from the benchmarks' specs.")
     parser.add_argument("--write", action="store_true",
                         help="rewrite the documents (default: only check them)")
-    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent,
+    parser.add_argument("--root", type=Path, default=ROOT,
                         help="the repository checkout (default: the one holding this package)")
     args = parser.parse_args(argv)
     missing = [document for document in DOCUMENTS if not (args.root / document).is_file()]

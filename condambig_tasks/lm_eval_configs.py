@@ -27,6 +27,12 @@ from condambig_tasks.errors import ConfigurationError
 
 TASK_OPTIONS_KEY = "task_options"  # dataset_kwargs key of a variant's fixed options
 TEST_SPLIT = "test"
+# Between a prompt and its answer. Every prompt is sent as its paper wrote it and ends where
+# the answer begins (CondAmbigQA's with a newline); lm-eval puts the delimiter only before a
+# written-out answer (a few-shot example), never before a generation, so "" changes no
+# prompt and never adds a space after a prompt's own newline (lm-eval's task tests reject a
+# whitespace delimiter after a prompt ending in whitespace).
+TARGET_DELIMITER = ""
 
 
 def variant_options(benchmark: Benchmark, variant: Variant) -> Any:
@@ -94,6 +100,7 @@ def task_config(
         "output_type": "generate_until",
         "doc_to_text": hooks.doc_to_text,
         "doc_to_target": hooks.doc_to_target,
+        "target_delimiter": TARGET_DELIMITER,
         "process_results": hooks.process_results,
         "generation_kwargs": generation_kwargs(benchmark, variant),
         "metric_list": [{"metric": spec.name, "aggregation": aggregation(spec.name),

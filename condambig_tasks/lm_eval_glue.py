@@ -35,6 +35,7 @@ from condambig_tasks import (
     interrupts,
     lm_eval_command,
     lm_eval_configs,
+    lm_eval_preflight,
     registry,
     settings,
 )
@@ -47,7 +48,6 @@ from condambig_tasks.benchmark import (
     plain_summary,
     run_blocking,
 )
-from condambig_tasks.errors import CondambigError
 from condambig_tasks.lm_eval_options import resolve_lm_eval_options
 from condambig_tasks.progress import Progress, show_project_logs
 from condambig_tasks.provenance import outputs_sha256, record_scoring_sha256
@@ -55,7 +55,6 @@ from condambig_tasks.run import (
     BenchmarkRun,
     EnvironmentJudge,
     RunResult,
-    check_judge_cache,
     resolve_judge,
 )
 from condambig_tasks.run_memo import RunMemo
@@ -87,6 +86,14 @@ class LmEvalTask:
     def load_docs(self, task_config: Any = None, /, **metadata: Any) -> dict[str, Any]:
         """The docs; ``task_config``: the lm-eval task's own config (its ``metadata`` is
         written to the results JSON), None outside a task."""
+        return self.docs_and_check(task_config, **metadata)[0]
+
+    def docs_and_check(self, task_config: Any = None, /,
+                       **metadata: Any) -> tuple[dict[str, Any], Callable[[], None]]:
+        """The docs, and the checks that need a request or an agent model (the judge
+        endpoint, HotpotQA-FLM's checkpoints: :func:`condambig_tasks.lm_eval_preflight.
+        check_before_generation`), to run before generation but never while lm-eval builds
+        the task: building a task needs no key and no network."""
         import datasets
 
         show_project_logs()
@@ -103,11 +110,8 @@ class LmEvalTask:
                                                EnvironmentJudge(judge_options))
         for note in run.notes():
             logger.warning("%s", note)
-        run.prepare()
         options_json = json.dumps(benchmark.options_to_json(options), sort_keys=True)
         judge_json = json.dumps(judge_options, sort_keys=True)
-        if judge is not None:
-            preflight_judge(benchmark, judge)
         items, records, provenance = run.load(judge=None if judge is None else judge.model)
         if judge is not None:
             from condambig_metrics.judge import DEFAULT_BASE_URL, normalized_base_url
@@ -126,7 +130,8 @@ class LmEvalTask:
                 "options": options_json,
                 "judge": judge_json,
             })
-        return {"test": datasets.Dataset.from_list(docs)}
+        return ({"test": datasets.Dataset.from_list(docs)},
+                functools.partial(lm_eval_preflight.check_before_generation, run, judge))
 
     def doc_to_text(self, doc: dict[str, Any]) -> str:
         return doc["prompt"]
@@ -187,32 +192,6 @@ def _record_in_task_config(config: Any, provenance: dict[str, Any]) -> None:
         config.metadata["provenance"] = provenance
     else:
         logger.info("%s provenance: %s", provenance["benchmark"], json.dumps(provenance))
-
-
-_CHECKED_JUDGES: set[tuple[str, str]] = set()
-
-
-def preflight_judge(benchmark: Benchmark, judge: Any) -> None:
-    """One minimal request to the judge before any generation, once per process and
-    (model, endpoint): a wrong URL, key or model ends the run now, as one line, instead of
-    after every generation."""
-    from condambig_metrics.judge import OpenAIJudgeBackend, normalized_base_url
-    from condambig_metrics.judge.preflight import JudgeUnavailableError, check_judge
-
-    endpoint = normalized_base_url(judge.base_url)
-    if (judge.model, endpoint) in _CHECKED_JUDGES:
-        return
-    what_to_set = (f"{settings.JUDGE_BASE_URL_VARIABLE} (or --metadata judge_base_url), "
-                   f"{settings.JUDGE_API_KEY_VARIABLE} (or OPENAI_API_KEY) and "
-                   f"{settings.JUDGE_MODEL_VARIABLE} (or --metadata judge_model)")
-    try:
-        check_judge(OpenAIJudgeBackend(judge), f"{judge.model!r} at {endpoint}",
-                    timeout_seconds=judge.timeout_seconds, what_to_set=what_to_set)
-    except (JudgeUnavailableError, ValueError) as error:
-        raise CondambigError(f"{benchmark.name}: {error}") from None
-    if judge.cache_enabled:  # an unusable cache path ends the run now, not after generation
-        check_judge_cache(benchmark, judge.cache_path or judge.default_cache_path)
-    _CHECKED_JUDGES.add((judge.model, endpoint))
 
 
 def _judge_configured(benchmark: Benchmark, options: Any, judge_options: dict[str, Any]) -> bool:

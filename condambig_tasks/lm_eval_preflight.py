@@ -7,9 +7,16 @@ failure. The start-up hook (:mod:`condambig_tasks._lm_eval_hook`) calls
 :func:`check_selected_tasks` right after ``process_tasks``, with the task names and the
 metadata every task will get: each selected task's options and judge settings, its agent
 models, its judge's key and its data are checked, and every missing piece is reported in
-one error, a line each. The data read here is kept for the task's own load
-(:func:`condambig_tasks.provenance.preload`): it is read once. The judge's endpoint is still asked once before generation
-(``lm_eval_glue.preflight_judge``): that needs a request, not only settings.
+one error, a line each; when a task's settings are complete, its judge's endpoint is asked
+once (:func:`preflight_judge`). The data read here is kept for the task's own load
+(:func:`condambig_tasks.provenance.preload`): it is read once.
+
+Building a task (lm-eval's ``TaskManager.load``, its own task tests) needs no key, no
+network and no agent model: the checks that do run here, and, for a program calling
+``simple_evaluate``, again from ``CondambigTask.set_fewshot_seed``
+(:func:`check_before_generation`), which ``simple_evaluate`` calls for every task after
+it builds the model and before any generation. ``lm_eval.evaluator.evaluate`` called
+directly skips both: a judge fault then withholds the judged metrics after generation.
 """
 
 from __future__ import annotations
@@ -67,6 +74,11 @@ def task_problems(task: str, metadata: Mapping[str, Any]) -> list[str]:
             check()
         except CondambigError as error:
             problems.extend(str(error).splitlines())
+    if judge is not None and not problems:  # a request: only once the settings are right
+        try:
+            preflight_judge(benchmark, judge)
+        except CondambigError as error:
+            problems.append(str(error))
     return problems
 
 
@@ -95,6 +107,41 @@ def check_selected_tasks(names: Iterable[Any], metadata: Mapping[str, Any] | Non
         lines = "\n".join(f"  - {line}" for line in problems)
         raise CondambigError(f"{len(problems)} things this run needs are missing or wrong "
                              f"(nothing was loaded or generated):\n{lines}")
+
+
+_CHECKED_JUDGES: set[tuple[str, str]] = set()
+
+
+def preflight_judge(benchmark: Any, judge: Any) -> None:
+    """One minimal request to the judge before any generation, once per process and
+    (model, endpoint): a wrong URL, key or model ends the run now, as one line, instead of
+    after every generation."""
+    from condambig_metrics.judge import OpenAIJudgeBackend, normalized_base_url
+    from condambig_metrics.judge.preflight import JudgeUnavailableError, check_judge
+    from condambig_tasks.run import check_judge_cache
+
+    endpoint = normalized_base_url(judge.base_url)
+    if (judge.model, endpoint) in _CHECKED_JUDGES:
+        return
+    what_to_set = (f"{settings.JUDGE_BASE_URL_VARIABLE} (or --metadata judge_base_url), "
+                   f"{settings.JUDGE_API_KEY_VARIABLE} (or OPENAI_API_KEY) and "
+                   f"{settings.JUDGE_MODEL_VARIABLE} (or --metadata judge_model)")
+    try:
+        check_judge(OpenAIJudgeBackend(judge), f"{judge.model!r} at {endpoint}",
+                    timeout_seconds=judge.timeout_seconds, what_to_set=what_to_set)
+    except (JudgeUnavailableError, ValueError) as error:
+        raise CondambigError(f"{benchmark.name}: {error}") from None
+    if judge.cache_enabled:  # an unusable cache path ends the run now, not after generation
+        check_judge_cache(benchmark, judge.cache_path or judge.default_cache_path)
+    _CHECKED_JUDGES.add((judge.model, endpoint))
+
+
+def check_before_generation(run: Any, judge: Any) -> None:
+    """What one task needs that building it must not ask for: its agent models
+    (``BenchmarkRun.prepare``) and its judge's endpoint (:func:`preflight_judge`)."""
+    run.prepare()
+    if judge is not None:
+        preflight_judge(run.benchmark, judge)
 
 
 def _is_openai(base_url: str | None) -> bool:

@@ -82,11 +82,24 @@ class CondambigTask(ConfigurableTask):
 
     def download(self, dataset_kwargs: dict[str, Any] | None = None, **kwargs: Any) -> None:
         """The docs, loaded with this task's own config (its metadata receives the
-        provenance block)."""
+        provenance block); what needs a key, the network or an agent model is kept for
+        :meth:`set_fewshot_seed` (lm-eval calls this while building the task)."""
         if not isinstance(self.config.metadata, dict):
             self.config.metadata = {}
-        self.dataset = self.hooks.load_docs(
+        self.dataset, self._before_generation = self.hooks.docs_and_check(
             self.config, **self.config.metadata, **(self.config.dataset_kwargs or {}))
+
+    def set_fewshot_seed(self, seed: int | None = None) -> None:
+        """lm-eval 0.4.13's ``simple_evaluate`` calls this for every task once the model is
+        built and before ``evaluate`` generates; its task tests never do. So the judge's
+        endpoint and the agent models are checked here, once
+        (:func:`condambig_tasks.lm_eval_preflight.check_before_generation`; the ``lm_eval``
+        command has checked them before the model loaded, and the judge is asked once per
+        process)."""
+        super().set_fewshot_seed(seed)
+        check, self._before_generation = getattr(self, "_before_generation", None), None
+        if check is not None:
+            check()
 
 
 def _known_tasks() -> list[str]:

@@ -94,6 +94,7 @@ def test_inspect_command_names_the_task_and_the_options_it_does_not_default_to(i
 def _checkout(tmp_path: Path, tables: str) -> Path:
     (tmp_path / "docs").mkdir()
     for document in docs_tables.DOCUMENTS:
+        (tmp_path / document).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / document).write_text(
             f"# {document}\n\n<!-- generated: {tables} -->\nstale\n<!-- end generated -->\n",
             encoding="utf-8")

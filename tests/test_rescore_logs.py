@@ -72,7 +72,7 @@ def _score(argv: list[str], capsys) -> tuple[int, dict | None, str]:
 
 @pytest.fixture
 def ambignq_log(tmp_path, use_fixture_data) -> Path:
-    """An lm-eval run of ambignq over the six fixture questions, hand-written."""
+    """An lm-eval run of ambignq over the fixture questions, hand-written."""
     folder = tmp_path / "out" / "model"
     rows = [_row(_doc("ambignq", key), output, raw="no answer")
             for key, output in AMBIGNQ_OUTPUTS.items()]
@@ -89,7 +89,7 @@ def test_lm_eval_log_scores_the_filtered_outputs_as_the_outputs_file_does(
     assert code == 0
     code, result, _ = _score(["ambignq", "--from-log", str(ambignq_log)], capsys)
     assert code == 0
-    assert result["metrics"] == expected["metrics"] and result["n_scored"] == 6
+    assert result["metrics"] == expected["metrics"] and result["n_scored"] == len(AMBIGNQ_OUTPUTS)
     [samples] = glob.glob(f"{ambignq_log}/**/samples_ambignq_*.jsonl", recursive=True)
     assert result["source"] == {"framework": "lm_eval", "path": samples, "task": "ambignq",
                                 "provenance": None, "outputs_sha256": None,
@@ -242,7 +242,7 @@ def test_inspect_log_hand_made(tmp_path, use_fixture_data, capsys):
                for key, output in AMBIGNQ_OUTPUTS.items()]
     path = _inspect_log(tmp_path / "run.eval", samples)
     code, result, _ = _score(["ambignq", "--from-log", str(path)], capsys)
-    assert code == 0 and result["n_scored"] == 6
+    assert code == 0 and result["n_scored"] == len(AMBIGNQ_OUTPUTS)
     assert result["source"] == {"framework": "inspect", "path": str(path),
                                 "task": "condambig/ambignq", "provenance": None,
                                 "outputs_sha256": None, "outputs_sha256_matched": None,
@@ -524,4 +524,4 @@ def test_a_task_the_spec_does_not_name_is_found_by_its_docs(tmp_path, use_fixtur
     _write_samples(tmp_path / "out", "my_ambiguity_task", rows)
     code, result, err = _score(["ambignq", "--from-log", str(tmp_path / "out")], capsys)
     assert code == 0, err
-    assert result["source"]["task"] == "my_ambiguity_task" and result["n_scored"] == 6
+    assert result["source"]["task"] == "my_ambiguity_task" and result["n_scored"] == len(AMBIGNQ_OUTPUTS)

@@ -9,4 +9,9 @@ RAW_OUTPUTS = {
     "fx-005": '<think>two eras</think>[{"question": "How many moons did Tessaly have in 1990?", "answer": "9"},'
               ' {"question": "How many moons does Tessaly have today?", "answer": "12"}]',
     "fx-006": '{"question": "which river flows through Ashcombe?", "answer": "Copper River"}',
+    "fx-007": '[{"question": "who designed the first town hall of elmford?", "answer": "Rosa Tern"}]',
+    "fx-008": '[{"question": "Who won the Harbour Cup in 2018?", "answer": "Alder Rovers"}]',
+    "fx-009": "I do not know.",
+    "fx-010": '[{"question": "Who wrote the words of the anthem?", "answer": "Ida Brook"},'
+              ' {"question": "Who composed its music?", "answer": "Oskar Velde"}]',
 }

@@ -60,9 +60,11 @@ def _inspect() -> dict[str, float]:
 
 def test_three_paths_agree(use_fixture_data, tmp_path, capsys):
     cli = _cli(tmp_path, capsys)
-    assert cli["parse_rate"] == pytest.approx(5 / 6)
-    # fx-004: 1 of 2 multi answers (2/3 beats the single annotation 0); fx-005: 9 yes, 12 no
-    assert cli["f1_answer_all"] == pytest.approx((1 + 1 + 0 + 2 / 3 + 0.5 + 1) / 6)
+    assert cli["parse_rate"] == pytest.approx(8 / 10)
+    # fx-004: 1 of 2 multi answers (2/3 beats the single annotation 0); fx-005: 9 yes, 12 no;
+    # fx-008: 1 of 2 answers; fx-009: no answer; fx-010: both answers
+    assert cli["f1_answer_all"] == pytest.approx(
+        (1 + 1 + 0 + 2 / 3 + 0.5 + 1 + 1 + 2 / 3 + 0 + 1) / 10)
     lm_eval, inspect = _lm_eval(), _inspect()
     for name in METRICS:
         assert lm_eval[name] == pytest.approx(cli[name]), name

@@ -63,7 +63,7 @@ def test_annotations_round_trip_through_the_original_format():
 def test_fixture_file_loads_from_the_data_directory(use_fixture_data):
     records = load_questions()
     assert [r.id for r in records][:2] == ["fx-001", "fx-002"]
-    assert sum(r.is_multi for r in records) == 3
+    assert sum(r.is_multi for r in records) == 5
 
 
 def test_unknown_annotation_type_names_the_question():

@@ -70,10 +70,10 @@ def test_missing_predictions_are_left_out_and_counted(tmp_path, capsys):
     pred.write_text(json.dumps({"fx-001": ["Marie Curie"]}))
     assert main(["ambignq", "--pred", str(pred), "--ref", str(REFERENCE)]) == 0
     captured = capsys.readouterr()
-    assert "5 of 6 items have no output (left out)" in captured.err
+    assert "9 of 10 items have no output (left out)" in captured.err
     result = json.loads(captured.out)
     assert result["metrics"]["f1_answer_all"] == 1.0
-    assert (result["n_scored"], result["missing_outputs"]) == (1, 5)
+    assert (result["n_scored"], result["missing_outputs"]) == (1, 9)
 
 
 def test_unknown_ids_are_an_error(tmp_path, capsys):

@@ -30,6 +30,10 @@ RAW_OUTPUTS = {
     "fx-002": "```json\n{\"conditions\": [{\"condition\": \"cars\", \"answer\": \"1925\", "
               "\"citations\": [\"Fragment 2 - Old Bridge\"]},]}\n```",
     "fx-003": "I am not sure.",
+    # the rest of the fixture: one condition each, cited (fx-004 .. fx-010)
+    **{f"fx-{number:03d}": json.dumps({"conditions": [
+        {"condition": "the first one", "answer": "the first answer", "citations": [1]}]})
+       for number in range(4, 11)},
 }
 PER_QUESTION = ("citation_score", "condition_score", "answer_score", "combined_score",
                 "answer_count", "count_difference")

@@ -15,7 +15,7 @@ FIXTURE = FIXTURE_DATA / "condambigqa"
 
 def test_fixture_loads_both_citation_schemas(use_fixture_data):
     questions = {q.id: q for q in load_questions()}
-    assert set(questions) == {"fx-001", "fx-002", "fx-003"}
+    assert set(questions) == {f"fx-{number:03d}" for number in range(1, 11)}
     marathon = questions["fx-001"]
     assert [p.fragments for p in marathon.properties] == [(1,), (2,), (3,)]
     assert marathon.properties[2].answer == "Carl Pace won the first marathon in 1980."
@@ -94,6 +94,6 @@ def test_hub_route_discovers_splits_pins_the_revision_and_normalises(monkeypatch
     monkeypatch.setattr(loader, "load_hub_dataset", fake_hub)
     questions = loader.load_questions("2k", hub_revision="0123abc")
     assert calls == [("Apocalypse-AGI-DAO/CondAmbigQA-2K", "0123abc")]
-    assert [q.id for q in questions] == ["fx-001", "fx-002", "fx-003"]
+    assert [q.id for q in questions] == [f"fx-{number:03d}" for number in range(1, 11)]
     assert [p.fragments for p in questions[0].properties] == [(1,), (2,), (3,)]
     assert loader.load_questions("200") and calls[-1] == ("Apocalypse-AGI-DAO/CondAmbigQA", "main")

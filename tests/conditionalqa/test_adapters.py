@@ -48,9 +48,9 @@ def test_yaml_metric_list_follows_the_metric_specs(fixture_data):
 def test_lm_eval_docs_from_metadata(fixture_data):
     config = lm_eval_config()
     dataset = config["custom_dataset"](version=1.0, pretrained="/x", max_document_words=70)["test"]
-    assert len(dataset) == 6
+    assert len(dataset) == 10
     views = [json.loads(record)["view"] for record in dataset["record"]]
-    assert sum(len(view["shown"]) < view["total_elements"] for view in views) == 4
+    assert sum(len(view["shown"]) < view["total_elements"] for view in views) == 8
     assert config["doc_to_text"](dataset[0]).startswith("Read the UK government guidance")
     assert json.loads(config["doc_to_target"](dataset[4])) == [["£110", []], ["£55", ["<p>Electric boats pay half the fee.</p>"]]]
 
@@ -59,13 +59,13 @@ def test_breakdowns_average_over_their_own_subset_only(fixture_data):
     config = lm_eval_config()
     docs = config["custom_dataset"](version=1.0)["test"]
     # q0 (yes/no) right, everything else a parse failure
-    outputs = ['{"answers": [{"answer": "yes", "conditions": []}]}'] + ["junk"] * 5
+    outputs = ['{"answers": [{"answer": "yes", "conditions": []}]}'] + ["junk"] * 9
     per_doc = [config["process_results"](doc, [output]) for doc, output in zip(docs, outputs, strict=True)]
     results = lm_eval_aggregate(config, per_doc)
-    assert results["em"] == pytest.approx(1 / 6)
-    assert results["yesno_em"] == pytest.approx(1 / 2)  # q0 and q1 are the yes/no questions
+    assert results["em"] == pytest.approx(1 / 10)
+    assert results["yesno_em"] == pytest.approx(1 / 4)  # q0, q1, q6 and q7 are yes/no
     assert results["extractive_em"] == 0.0
-    assert results["parse_rate"] == pytest.approx(1 / 6)
+    assert results["parse_rate"] == pytest.approx(1 / 10)
     # an empty subset is NaN, never a stand-in number
     assert math.isnan(config["metric_list"][4]["aggregation"]([math.nan]))
 
@@ -92,7 +92,7 @@ def test_lm_eval_equals_condambig_score(fixture_data, tmp_path, capsys):
     docs = config["custom_dataset"](version=1.0)["test"]
     per_doc = [config["process_results"](doc, [RAW_OUTPUTS[doc["id"]]]) for doc in docs]
     cli = cli_metrics(tmp_path, capsys)
-    assert cli["out_of_range_citations"] == 1 and cli["parse_rate"] == pytest.approx(5 / 6)
+    assert cli["out_of_range_citations"] == 1 and cli["parse_rate"] == pytest.approx(9 / 10)
     assert_same(lm_eval_aggregate(config, per_doc), cli)
 
 

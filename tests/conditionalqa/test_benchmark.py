@@ -54,7 +54,7 @@ def test_bad_options_say_what_to_use(options, message):
 def test_prompt_numbers_elements_and_gives_scenario_and_question(fixture_data):
     options = BENCHMARK.options({})
     items = BENCHMARK.load(options)
-    assert len(items) == 6
+    assert len(items) == 10
     prompt = BENCHMARK.prompt(items[1], options)
     assert "[6] <li>you own your home or have written permission from your landlord</li>" in prompt
     assert "Scenario: I rent a flat with a small garden" in prompt
@@ -69,10 +69,10 @@ def test_small_budget_truncates_and_is_counted(fixture_data):
     options = BENCHMARK.options({"max_document_words": 70})
     items = BENCHMARK.load(options)
     # garden document: 92 words (tags included); boat document: 62 words
-    assert [item.view.truncated for item in items] == [True, True, True, True, False, False]
+    assert [item.view.truncated for item in items] == [True] * 4 + [False] * 2 + [True] * 4
     assert "omitted to fit the length limit" in BENCHMARK.prompt(items[0], options)
     samples = [BENCHMARK.score(item, '{"answers": []}', options) for item in items]
-    assert BENCHMARK.summarise(samples, options, judged=False)["truncated_documents"] == 4
+    assert BENCHMARK.summarise(samples, options, judged=False)["truncated_documents"] == 8
 
 
 def test_record_round_trip_is_json(fixture_data):

@@ -14,7 +14,7 @@ from condambig_tasks.conditionalqa.records import ConditionalAnswer
 
 def test_fixture_questions_are_normalised(fixture_data):
     questions = loader.load_questions("dev")
-    assert [q.id for q in questions] == [f"dev-fixture-{i}" for i in range(6)]
+    assert [q.id for q in questions] == [f"dev-fixture-{i}" for i in range(10)]
     conditional = questions[1]
     assert conditional.answers == (
         ConditionalAnswer(
@@ -32,7 +32,7 @@ def test_fixture_questions_are_normalised(fixture_data):
 
 def test_questions_join_their_document_by_url(fixture_data):
     joined = loader.load_split("dev")
-    assert len(joined) == 6
+    assert len(joined) == 10
     for entry in joined:
         assert entry.document.url == entry.question.url
         for answer in entry.question.answers:

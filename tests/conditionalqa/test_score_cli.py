@@ -51,16 +51,17 @@ def test_gold_predictions_score_one_on_every_official_metric(tmp_path, capsys):
         assert all(value == pytest.approx(1.0) for value in block(report, subset).values())
     # the official format is not read from raw replies: no parsing metrics
     assert all(report["metrics"][name] is None for name in READING)
-    assert report["n_scored"] == 6 and report["missing_outputs"] == 0
+    assert report["n_scored"] == 10 and report["missing_outputs"] == 0
 
 
 def test_always_yes_matches_hand_computation(tmp_path, capsys):
     pred = write(tmp_path, "pred.json", [{"id": p["id"], "answers": [["yes", []]]} for p in gold_predictions()])
     code, report, _ = run_cli(capsys, "--pred", str(pred), "--ref", str(REFERENCE))
     assert code == 0
-    # q0 yes -> 1; q1 yes[c,c]/no[c] -> EM 1/2, with conditions 0; every other question 0.
-    assert block(report, "total") == pytest.approx(dict(zip(SCORES, [1.5 / 6, 1 / 6, 1.5 / 6, 1 / 6], strict=True)))
-    assert block(report, "yesno") == pytest.approx(dict(zip(SCORES, [0.75, 0.5, 0.75, 0.5], strict=True)))
+    # q0 yes -> 1; q1 yes[c,c]/no[c] -> EM 1/2, with conditions 0; q7 yes -> 1; every
+    # other question 0 (q6 is a plain no).
+    assert block(report, "total") == pytest.approx(dict(zip(SCORES, [2.5 / 10, 2 / 10, 2.5 / 10, 2 / 10], strict=True)))
+    assert block(report, "yesno") == pytest.approx(dict(zip(SCORES, [2.5 / 4, 2 / 4, 2.5 / 4, 2 / 4], strict=True)))
     assert block(report, "extractive") == pytest.approx(dict(zip(SCORES, [0.0] * 4, strict=True)))
     # conditional: q1 (EM 0.5, w/ conds 0) and q4 (0)
     assert block(report, "conditional") == pytest.approx(dict(zip(SCORES, [0.25, 0.0, 0.25, 0.0], strict=True)))
@@ -72,11 +73,11 @@ def test_missing_predictions_are_left_out_with_a_warning(tmp_path, capsys):
     pred = write(tmp_path, "pred.json", predictions)
     code, report, err = run_cli(capsys, "--pred", str(pred), "--ref", str(REFERENCE))
     assert code == 0
-    assert "1 of 6 items have no output" in err and "left out" in err
-    assert report["missing_outputs"] == 1 and report["n_scored"] == 5
-    # only q1..q5 averaged: EM = 0.5 / 5
-    assert report["metrics"]["em"] == pytest.approx(0.1)
-    assert report["metrics"]["yesno_em"] == pytest.approx(0.5)
+    assert "1 of 10 items have no output" in err and "left out" in err
+    assert report["missing_outputs"] == 1 and report["n_scored"] == 9
+    # only q1..q9 averaged: EM = (0.5 + 1) / 9 (q1 and q7), yes/no: q1, q6, q7
+    assert report["metrics"]["em"] == pytest.approx(1.5 / 9)
+    assert report["metrics"]["yesno_em"] == pytest.approx(1.5 / 3)
 
 
 def test_unknown_prediction_ids_are_an_error(tmp_path, capsys):
@@ -102,6 +103,10 @@ RAW_OUTPUTS = {
     "dev-fixture-3": '{"answers": ["a photo of your garden"]}',
     "dev-fixture-4": '{"answers": [{"answer": "£110", "conditions": []}, {"answer": "£55", "conditions": [8]}]}',
     "dev-fixture-5": '{"answers": []}',
+    "dev-fixture-6": '{"answers": [{"answer": "no", "conditions": []}]}',
+    "dev-fixture-7": '{"answers": ["yes"]}',
+    "dev-fixture-8": '{"answers": [{"answer": "within 4 weeks", "conditions": []}]}',
+    "dev-fixture-9": '{"answers": [{"answer": "£300", "conditions": []}]}',
 }
 
 
@@ -110,16 +115,17 @@ def test_raw_outputs_are_parsed_and_scored_with_the_documents_beside_the_referen
     code, report, _ = run_cli(capsys, "--pred", str(pred), "--ref", str(REFERENCE))
     assert code == 0
     assert {name: report["metrics"][name] for name in READING} == {
-        "parse_rate": pytest.approx(5 / 6),
+        "parse_rate": pytest.approx(9 / 10),
         "out_of_range_citations": 1,
         "truncated_documents": 0,
         "outputs_truncated": 0,
     }
-    assert report["n_scored"] == 6
-    # per question EM: 1, 1, 0 (parse failure), 1/2 (one of two, padded), 1, 1
-    assert report["metrics"]["em"] == pytest.approx(4.5 / 6)
-    assert report["metrics"]["em_with_conditions"] == pytest.approx(4.5 / 6)
-    assert report["metrics"]["extractive_em"] == pytest.approx(1.5 / 3)
+    assert report["n_scored"] == 10
+    # per question EM: 1, 1, 0 (parse failure), 1/2 (one of two, padded), 1, 1, then
+    # 1, 1, 1, 0 ("£300" is not "up to £300")
+    assert report["metrics"]["em"] == pytest.approx(7.5 / 10)
+    assert report["metrics"]["em_with_conditions"] == pytest.approx(7.5 / 10)
+    assert report["metrics"]["extractive_em"] == pytest.approx(2.5 / 5)
 
 
 def test_per_sample_file_holds_values_and_parsed_answers(tmp_path, capsys):

@@ -20,11 +20,14 @@ from condambig_tasks.hotpot_flm.hotpotqa_source import load_hotpot_examples
 from condambig_tasks.hotpot_flm.loader import load_examples
 from tests.hotpot_flm.conftest import TSV_FIXTURE
 
+# rows c1..c7: plain two-hop questions with a human question, masking the second hop
+NEW_ROWS = [f"c{number}" for number in range(1, 8)]
+
 
 def test_fixture_parses_every_row_and_keeps_literal_quotes(flm_data):
     rows = load_rows()
-    assert [row.id[-2:] for row in rows] == ["a4", "a1", "a3", "b9", "a2"]
-    assert sum(row.human_question is not None for row in rows) == 4
+    assert [row.id[-2:] for row in rows] == ["a4", "a1", "a3", "b9", "a2", *NEW_ROWS]
+    assert sum(row.human_question is not None for row in rows) == 4 + len(NEW_ROWS)
     assert rows[0].masked_sentence == '"Blue Lanterns is a song by Nela Fjord.'
     assert rows[2].human_question is None
 
@@ -48,7 +51,8 @@ def test_test_split_uses_the_rows_own_masked_fact_and_context(flm_data):
     examples = {e.id: e for e in load_examples("test")}
     # a3 has no human question; b9 has no HotpotQA example in the fixture
     assert set(examples) == {"fx00000000000000000000a1", "fx00000000000000000000a2",
-                             "fx00000000000000000000a4"}
+                             "fx00000000000000000000a4",
+                             *(f"fx00000000000000000000{row}" for row in NEW_ROWS)}
     rows = {row.id: row for row in load_rows()}
     for example_id, example in examples.items():
         row = rows[example_id]
@@ -73,7 +77,7 @@ def test_test_split_uses_the_rows_own_masked_fact_and_context(flm_data):
 def test_rows_without_hotpotqa_example_are_skipped_with_a_warning(flm_data, caplog):
     with caplog.at_level(logging.WARNING):
         load_examples("test")
-    assert "1 of 4 annotated rows skipped" in caplog.text
+    assert f"1 of {4 + len(NEW_ROWS)} annotated rows skipped" in caplog.text
 
 
 def test_masked_sentence_absent_from_the_example_is_not_built(flm_data):

@@ -147,6 +147,6 @@ def test_repeater_baseline_through_the_cli(tiny_t5, tmp_path):
                    "--split", "test", "--answering-agent", str(tiny_t5), "--downstream-model",
                    str(tiny_t5)], _env(tmp_path / "cache"), tmp_path)
     output = json.loads(result.stdout)
-    assert output["n_scored"] == 3 and output["options"]["split"] == "test"
+    assert output["n_scored"] == 10 and output["options"]["split"] == "test"
     assert set(PIPELINE_METRICS) <= set(output["metrics"])
-    assert "1 of 4 annotated rows skipped" in result.stderr
+    assert "1 of 11 annotated rows skipped" in result.stderr

@@ -104,7 +104,7 @@ def test_missing_duplicate_and_empty_sentences(flm_data):
     assert len(captain.candidates) == 2 + 2 + 2
     # a5: no supporting fact is a sentence of the context -> not an FLM example
     assert "fx00000000000000000000a5" not in examples
-    assert len(examples) == 4
+    assert len(examples) == 4 + 7  # and c1..c7, plain two-hop examples
 
 
 def test_hub_column_layout_normalises_like_the_json(flm_data):

@@ -57,17 +57,21 @@ def test_round_trip_through_a_doc(flm_data):
     assert benchmark.options(benchmark.options_to_json(options)) == options
 
 
-def test_lm_eval_docs_fail_fast_when_an_agent_cannot_be_found(flm_data, tmp_path):
-    """Before the evaluated model generates anything, not after, in the aggregation step."""
+def test_lm_eval_fails_fast_before_generation_when_an_agent_cannot_be_found(flm_data,
+                                                                          tmp_path):
+    """Before the evaluated model generates anything, not after, in the aggregation step;
+    but not while lm-eval builds the task (its docs load without any agent model)."""
     from condambig_tasks.hotpot_flm.hf_models import AgentLoadError
     from condambig_tasks.lm_eval_glue import LmEvalTask
 
     utils = LmEvalTask("hotpot_flm")
 
     missing = str(tmp_path / "no-such-checkpoint")
+    docs, check_before_generation = utils.docs_and_check(
+        task_options={"split": "full"}, answering_agent=missing, downstream_model=missing)
+    assert len(docs["test"]) > 0
     with pytest.raises(AgentLoadError, match="CONDAMBIG_FLM_ANSWERING_AGENT"):
-        utils.load_docs(task_options={"split": "full"}, answering_agent=missing,
-                        downstream_model=missing)
+        check_before_generation()
 
 
 def test_a_bound_role_spares_the_default_checkpoint_check(flm_data, tiny_t5, monkeypatch):

@@ -14,6 +14,7 @@ from condambig_tasks.lm_eval_glue import LmEvalTask
 
 utils = LmEvalTask("hotpot_flm")  # lm-eval's hooks of the benchmark
 
+FULL_SPLIT = 11  # the fixture's full-split examples (a5 is not one)
 PIPELINE_METRICS = ("f1_incomplete", "f1_response", "f1_complete", "em_incomplete",
                     "em_response", "em_complete", "f1_recovery", "em_recovery", "mfrr",
                     "improved_rate")
@@ -44,11 +45,11 @@ def test_repeater_baseline_end_to_end_and_cached_second_run(flm_data, tiny_t5, c
     code, result = _score(capsys, "--questions", "repeater", "--split", "full",
                           "--per-example", str(first), *_agents(tiny_t5))
     assert code == 0
-    assert result["n_scored"] == 4 and result["options"]["split"] == "full"
+    assert result["n_scored"] == FULL_SPLIT and result["options"]["split"] == "full"
     assert set(result["metrics"]) >= set(PIPELINE_METRICS)
     assert 0.0 <= result["metrics"]["mfrr"] <= 1.0
-    assert _computed(first)["incomplete"] == 4
-    assert _computed(first)["complete"] == 4
+    assert _computed(first)["incomplete"] == FULL_SPLIT
+    assert _computed(first)["complete"] == FULL_SPLIT
     code, again = _score(capsys, "--questions", "repeater", "--per-example", str(second),
                          *_agents(tiny_t5))
     assert _computed(second) == {"incomplete": 0, "complete": 0, "response": 0}
@@ -56,7 +57,7 @@ def test_repeater_baseline_end_to_end_and_cached_second_run(flm_data, tiny_t5, c
     code, uncached = _score(capsys, "--questions", "repeater", "--no-cache", "--per-example",
                             str(third), *_agents(tiny_t5))
     assert uncached["options"]["downstream_cache"] is False
-    assert _computed(third)["incomplete"] == 4
+    assert _computed(third)["incomplete"] == FULL_SPLIT
     assert uncached["metrics"] == result["metrics"]
 
 
@@ -78,7 +79,7 @@ def test_questions_file_and_per_example_output(flm_data, tiny_t5, capsys, tmp_pa
     code, result = _score(capsys, "--questions", str(questions), "--per-example", str(details),
                           *_agents(tiny_t5))
     assert code == 0
-    assert result["n_scored"] == 2 and result["missing_outputs"] == 2
+    assert result["n_scored"] == 2 and result["missing_outputs"] == FULL_SPLIT - 2
     rows = _rows(details)
     # split order, reasoning trace dropped
     assert [row["id"][-2:] for row in rows] == ["a1", "a2"]
@@ -118,6 +119,7 @@ def test_lm_eval_glue_scores_equal_condambig_score(flm_data, tiny_t5, capsys, tm
         "fx00000000000000000000a2": "<think>the founder</think>When was Tomas Reyl born?",
         "fx00000000000000000000a3": "",
         "fx00000000000000000000a4": "Who sang Blue Lanterns?",
+        **{f"fx00000000000000000000c{number}": "Where was it?" for number in range(1, 8)},
     }
     docs = utils.load_docs(
         task_options={"split": "full"}, answering_agent=str(tiny_t5),
@@ -131,14 +133,15 @@ def test_lm_eval_glue_scores_equal_condambig_score(flm_data, tiny_t5, capsys, tm
     per_doc = [utils.process_results(doc, [outputs[doc["id"]]]) for doc in docs]
     glue = {name: getattr(utils, f"agg_{name}")([m[name] for m in per_doc])
             for name in (*PIPELINE_METRICS, "empty_question_rate")}
-    assert glue["empty_question_rate"] == 0.25
+    assert glue["empty_question_rate"] == pytest.approx(1 / FULL_SPLIT)
     path = tmp_path / "questions.json"
     path.write_text(json.dumps([{"id": k, "question": v} for k, v in outputs.items()]))
     details = tmp_path / "per_example.jsonl"
     code, cli = _score(capsys, "--questions", str(path), "--per-example", str(details),
                        *_agents(tiny_t5))
     assert code == 0
-    assert [row["values"]["empty_question_rate"] for row in _rows(details)] == [0.0, 0.0, 1.0, 0.0]
+    assert [row["values"]["empty_question_rate"] for row in _rows(details)] == \
+        [0.0, 0.0, 1.0, 0.0] + [0.0] * (FULL_SPLIT - 4)
     for name, value in glue.items():
         expected = cli["metrics"][name]
         assert (value != value and expected is None) or value == pytest.approx(expected), name

@@ -21,7 +21,8 @@ from tests.support.judge_server import JudgeServer
 
 pytestmark = pytest.mark.e2e
 
-FIXTURE_QUESTIONS = 3  # condambigqa_fixture.json
+FIXTURE_QUESTIONS = len(json.loads(  # the questions of the fixture file
+    (FIXTURE_DATA / "condambigqa" / "condambigqa_fixture.json").read_text(encoding="utf-8")))
 PREFLIGHT_TEXT = "connection check"  # metrics/judge/preflight.py's request
 
 
@@ -88,10 +89,13 @@ def test_failed_judgements_in_a_later_epoch_are_counted(tmp_path, reducer):
 def test_samples_in_error_because_of_the_grader_count_as_failed_judgements(tmp_path,
                                                                            tolerance):
     # fx-003's gold conditions mention 1872: the grader refuses its judge requests (403),
-    # which ends that sample in error; Inspect is told to go on without it
+    # which ends that sample in error; Inspect is told to go on without it. The first three
+    # questions only: after a refusal the grader is taken to refuse every request, so each
+    # later sample would end in error too
     with JudgeServer({"default": {"reply": reply("Ben Runner")}}) as subject, \
             JudgeServer({"faults": [{"kind": "403", "contains": "1872"}]}) as grader:
-        completed = run_inspect(tmp_path, subject, grader, "--max-samples", "1", *tolerance)
+        completed = run_inspect(tmp_path, subject, grader, "--max-samples", "1", "--limit",
+                                "3", *tolerance)
     [log] = logs(tmp_path)
     assert any(sample.error for sample in log.samples), completed.stderr[-3000:]
     metrics = metrics_of(log)
