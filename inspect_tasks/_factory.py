@@ -178,24 +178,39 @@ def benchmark_scorer(benchmark_name: str, options: dict[str, Any], judged: bool)
             with record_judgements() as transcript:
                 [sample] = await benchmark.score_batch([(item, output)], typed_options,
                                                        runtime)
-            refused = getattr(getattr(runtime.judge, "backend", None), "endpoint_error", None)
+            failure = grader_failure(benchmark_name, runtime.judge)
             failed = sum(1 for entry in transcript if entry["failed"])
-            if refused and failed:
+            if failure and failed:
                 # a sample error: Inspect ends the task (status error) and
                 # `inspect eval-retry` scores this sample again once the grader is fixed;
                 # where Inspect is told to go on without it, the task-end hook still
                 # counts its failed judgements (from the sample's store)
                 state.store.set(ERRORED_JUDGEMENTS_KEY, failed)
-                raise JudgeFailedError(
-                    f"{benchmark_name}: the grader refuses every request ({refused}); "
-                    "judged metrics cannot be computed. Fix --model-role grader=... (its "
-                    "key, model name or base URL), then run `inspect eval-retry <log>`: "
-                    "the judge cache keeps every judgement already made.")
+                raise JudgeFailedError(failure)
         else:
             sample = benchmark.score(item, output, typed_options)
         return sample_score(sample, output, transcript, judge_metrics)
 
     return score
+
+
+def grader_failure(benchmark_name: str, judge: Any) -> str | None:
+    """Why no judgement of the run can succeed any more (None: some still can): the grader
+    refuses every request (HTTP 401/403/404), or it went away mid-run (its connections
+    failed past the engine's breaker). The message says what to run; ``inspect eval-retry``
+    runs the samples that ended in this error again, with the judgements made cached."""
+    refused = getattr(getattr(judge, "backend", None), "endpoint_error", None)
+    gone = getattr(getattr(judge, "breaker", None), "gone", None)
+    retry = ("run `inspect eval-retry <log>`: the finished samples stay in the log and "
+             "the judge cache keeps every judgement already made.")
+    if refused:
+        return (f"{benchmark_name}: the grader refuses every request ({refused}); judged "
+                "metrics cannot be computed. Fix --model-role grader=... (its key, model "
+                f"name or base URL), then {retry}")
+    if gone is not None:
+        return (f"{benchmark_name}: {gone}; judged metrics cannot be computed. Once the "
+                f"grader answers again, {retry}")
+    return None
 
 
 def sample_score(sample: ScoredSample, output: str, transcript: list[dict[str, Any]],

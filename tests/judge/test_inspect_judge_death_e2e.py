@@ -1,0 +1,85 @@
+"""The real ``inspect eval condambig/condambigqa`` with a grader that dies mid-run: a few
+probes reach the dead grader, not Inspect's minutes of retries per judgement; the task
+ends with status ``error`` and one line saying the grader went away and what to run; the
+judgements made are in the cache and the finished samples in the log.
+
+The grader closes every connection unanswered once it has answered ``DIE_AFTER`` requests
+(``die_with: disconnect``), so the server counts every attempt after its death.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from condambig_metrics.judge.breaker import PROBES, TRIP_AFTER
+from tests.conftest import FIXTURE_DATA, executable, subprocess_env
+from tests.judge.test_inspect_grader_faults_e2e import SUBJECT_REPLY, only_log
+from tests.support.judge_server import JudgeServer
+
+pytestmark = pytest.mark.e2e
+
+COPIES = 10  # of the fixture's questions, so that many judgements are left after the death
+DIE_AFTER = 4  # the check before generation, then 3 judgements
+# the openai SDK under Inspect's openai-api provider tries a failed connection 3 times
+SDK_TRIES = 3
+
+
+@pytest.fixture
+def subject():
+    with JudgeServer({"default": {"reply": SUBJECT_REPLY}}) as server:
+        yield server
+
+
+def _many_questions(tmp_path: Path) -> tuple[Path, int]:
+    """The data folder, and the most judgements one sample asks for (the subject writes one
+    condition: 2 judgements per gold condition)."""
+    data = tmp_path / "data"
+    shutil.copytree(FIXTURE_DATA, data)
+    path = data / "condambigqa" / "condambigqa_fixture.json"
+    items = json.loads(path.read_text())
+    path.write_text(json.dumps([{**item, "id": f"{item['id']}-{copy}",
+                                 "question": f"{item['question']} (copy {copy})"}
+                                for copy in range(COPIES) for item in items]))
+    return data, 2 * max(len(item["properties"]) for item in items)
+
+
+def test_a_grader_dying_mid_run_gets_a_few_probes_and_ends_the_task_as_an_error(
+        tmp_path, subject):
+    script = {"default": {"scores": {"7": 1.0}}, "die_after": DIE_AFTER,
+              "die_with": "disconnect"}
+    data, per_sample = _many_questions(tmp_path)
+    with JudgeServer(script) as grader:
+        env = subprocess_env(CONDAMBIG_DATA_DIR=str(data),
+                             CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"),
+                             SUBJECT_BASE_URL=subject.base_url, SUBJECT_API_KEY="k",
+                             GRADER_BASE_URL=grader.base_url, GRADER_API_KEY="grader-key")
+        command = [executable("inspect"), "eval", "condambig/condambigqa",
+                   "--model", "openai-api/subject/m",
+                   "--model-role", "grader=openai-api/grader/j",
+                   "--log-dir", str(tmp_path / "logs"), "--display", "plain",
+                   "--max-samples", "1"]  # judgements in flight: one sample's
+        completed = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True,
+                                   text=True, timeout=600)
+        after_death = grader.stats()["requests"] - DIE_AFTER
+    output = completed.stdout + completed.stderr
+    # before: Inspect retried each judgement's connection for many minutes, unseen
+    assert 1 <= after_death <= (TRIP_AFTER + per_sample + PROBES) * SDK_TRIES, output[-4000:]
+    log = only_log(tmp_path)
+    assert log.status == "error", output[-4000:]
+    assert "the judge went away mid-run" in log.error.message
+    assert "inspect eval-retry <log>" in log.error.message
+    lines = [line for line in output.splitlines() if "went away" in line]
+    assert len(lines) == 1, output[-4000:]
+    assert "Traceback" not in output
+    # the samples scored before the death stay in the log, their judgements in the cache
+    scored = [sample for sample in log.samples or [] if sample.error is None and sample.scores]
+    with sqlite3.connect(tmp_path / "cache" / "judge.sqlite") as connection:
+        [(kept,)] = connection.execute("SELECT COUNT(*) FROM judgements").fetchall()
+    assert 1 <= kept <= DIE_AFTER - 1
+    assert len(scored) <= kept
