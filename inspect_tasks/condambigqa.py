@@ -9,6 +9,7 @@ from __future__ import annotations
 from inspect_ai import Task, task
 
 from condambig._factory import benchmark_task
+from condambig.task_options import scoped_options
 from condambig_metrics.judge import JudgeWeighting
 from condambig_tasks.condambigqa.benchmark import CondAmbigQAOptions, Matching
 from condambig_tasks.condambigqa.loader import Release
@@ -19,6 +20,7 @@ _DEFAULT = CondAmbigQAOptions()
 
 
 @task
+@scoped_options
 def condambigqa(
     setting: Setting = _DEFAULT.setting,
     release: Release = _DEFAULT.release,

@@ -11,12 +11,14 @@ from __future__ import annotations
 from inspect_ai import Task, task
 
 from condambig._factory import benchmark_task
+from condambig.task_options import scoped_options
 from condambig_tasks.conditionalqa.benchmark import ConditionalQAOptions, TaskSplit
 
 _DEFAULT = ConditionalQAOptions()
 
 
 @task
+@scoped_options
 def conditionalqa(
     split: TaskSplit = _DEFAULT.split,
     max_document_words: int | None = _DEFAULT.max_document_words,

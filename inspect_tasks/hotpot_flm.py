@@ -33,6 +33,7 @@ from inspect_ai.solver import (
 )
 
 from condambig._factory import benchmark_task
+from condambig.task_options import scoped_options
 from condambig_tasks import registry
 from condambig_tasks.errors import ConfigurationError
 from condambig_tasks.hotpot_flm.benchmark import FlmOptions
@@ -47,6 +48,7 @@ _DEFAULT = FlmOptions()
 
 
 @task
+@scoped_options
 def hotpot_flm(
     split: Split = _DEFAULT.split,
     questioner: Questioner = "model",
