@@ -32,6 +32,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import Solver, TaskState, generate
 
 import condambig.null_reasons  # noqa: F401  (registers the hook that logs null_reasons)
+from condambig.context_check import check_prompts_fit
 from condambig.epochs import judged_mean
 from condambig.grader_preflight import check_grader, grader_guard, require_default_grader
 from condambig.judge_backend import GRADER_ROLE, grader_judge_engine
@@ -61,6 +62,14 @@ def rescore_hint(benchmark_name: str) -> str:
     return (f"fix the grader, then rescore the stored outputs: {prefix}condambig-score "
             f"{benchmark_name} --from-log <log> (the judge set by CONDAMBIG_JUDGE_MODEL / "
             "CONDAMBIG_JUDGE_BASE_URL / CONDAMBIG_JUDGE_API_KEY)")
+
+
+def prompt_length_hint(benchmark_name: str) -> str:
+    """A benchmark's own way to shorten its prompts, for a prompt that does not fit."""
+    from condambig_tasks.options import option_specs
+
+    names = {spec.name for spec in option_specs(registry.get(benchmark_name).options_type)}
+    return " or lower -T max_document_words" if "max_document_words" in names else ""
 
 
 class JudgeFailedError(CondambigError):
@@ -128,6 +137,8 @@ def benchmark_task(
             id=benchmark.item_id(item), input=benchmark.prompt(item, options),
             target=target if target else "", metadata={"record": record},
         ))
+    check_prompts_fit(task_name, [(sample.id, sample.input) for sample in samples],
+                      prompt_length_hint(benchmark_name))
     wanted = judge_wanted(benchmark, options, source)
     return Task(
         dataset=MemoryDataset(samples, name=task_name),
