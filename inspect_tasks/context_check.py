@@ -42,14 +42,13 @@ def check_prompts_fit(task: str, prompts: Sequence[tuple[Any, str]], hint: str =
     """Raise :class:`PromptTooLongError` when the eval's model runs in this process through
     Inspect's ``hf/`` provider and some of ``prompts`` (``(sample id, text)``) are not
     shorter than its context; ``hint``: the task's own way to shorten them."""
-    from inspect_ai.model import ChatMessageUser, get_model
+    from inspect_ai.model import ChatMessageUser
+    from inspect_ai.model._model import active_model  # get_model() would make one
 
-    try:
-        api = get_model().api
-    except Exception:  # noqa: BLE001 - no active model (a task built outside an eval)
-        return
-    if type(api).__name__ != "HuggingFaceAPI":
-        return
+    model = active_model()
+    api = getattr(model, "api", None)
+    if type(api).__name__ != "HuggingFaceAPI":  # no eval's model (a task built alone), or
+        return                                   # one that does not run in this process
     context = model_context(getattr(api, "model", None))
     if context is None:
         return
@@ -65,5 +64,5 @@ def check_prompts_fit(task: str, prompts: Sequence[tuple[Any, str]], hint: str =
         length, sample_id = max(too_long, key=lambda pair: pair[0])
         raise PromptTooLongError(
             f"{task}: {len(too_long)} of {len(prompts)} prompts do not fit the context of "
-            f"{get_model()} ({context} tokens; the longest, sample {sample_id}, is {length} "
+            f"{model} ({context} tokens; the longest, sample {sample_id}, is {length} "
             f"tokens), so nothing was generated: use a model with a longer context{hint}")

@@ -48,17 +48,20 @@ def test_an_eval_set_whose_prompts_overflow_the_context_ends_at_once_in_one_line
 
 def test_prompts_that_fit_pass_and_the_longest_overflow_is_named(
         use_fixture_data, short_context_lm):
-    from inspect_ai.model import GenerateConfig, get_model
-    from inspect_ai.model._model import init_active_model
+    from inspect_ai.model import get_model
+    from inspect_ai.model._model import active_model_context_var
 
     from condambig.context_check import PromptTooLongError, check_prompts_fit
 
-    model = get_model(f"hf/{short_context_lm}", memoize=False)
-    init_active_model(model, GenerateConfig())
-    check_prompts_fit("t", [("a", "yes"), ("b", "no")])  # a few tokens each: they fit
-    with pytest.raises(PromptTooLongError,
-                       match=r"t: 1 of 3 prompts do not fit the context of hf/.* "
-                             rf"\({SHORT_CONTEXT} tokens; the longest, sample c, is \d+ "
-                             r"tokens\).* longer context or lower x$"):
-        check_prompts_fit("t", [("a", "yes"), ("b", "no"), ("c", "the of and " * 40)],
-                          " or lower x")
+    check_prompts_fit("t", [("c", "the of and " * 40)])  # no eval's model: not checked
+    token = active_model_context_var.set(get_model(f"hf/{short_context_lm}", memoize=False))
+    try:
+        check_prompts_fit("t", [("a", "yes"), ("b", "no")])  # a few tokens each: they fit
+        with pytest.raises(PromptTooLongError,
+                           match=r"t: 1 of 3 prompts do not fit the context of hf/.* "
+                                 rf"\({SHORT_CONTEXT} tokens; the longest, sample c, is \d+ "
+                                 r"tokens\).* longer context or lower x$"):
+            check_prompts_fit("t", [("a", "yes"), ("b", "no"), ("c", "the of and " * 40)],
+                              " or lower x")
+    finally:
+        active_model_context_var.reset(token)
