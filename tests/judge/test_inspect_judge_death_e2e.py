@@ -3,8 +3,11 @@ probes reach the dead grader, not Inspect's minutes of retries per judgement; th
 ends with status ``error`` and one line saying the grader went away and what to run; the
 judgements made are in the cache and the finished samples in the log.
 
-The grader closes every connection unanswered once it has answered ``DIE_AFTER`` requests
-(``die_with: disconnect``), so the server counts every attempt after its death.
+Attempts after the death are counted, never seconds: by the grader when it closes every
+connection unanswered once it has answered ``DIE_AFTER`` requests (``die_with:
+disconnect``), and as connection attempts of the ``inspect`` process when the grader's
+process ends at its next request (``die_with: exit``, connections refused, as a killed
+judge).
 """
 
 from __future__ import annotations
@@ -14,13 +17,19 @@ import shutil
 import sqlite3
 import subprocess
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
 from condambig_metrics.judge.breaker import PROBES, TRIP_AFTER
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
-from tests.judge.test_inspect_grader_faults_e2e import SUBJECT_REPLY, only_log
-from tests.support.judge_server import JudgeServer
+from tests.judge.test_inspect_grader_faults_e2e import (
+    SUBJECT_REPLY,
+    check_connections,
+    only_log,
+)
+from tests.support.connections import counting_environment
+from tests.support.judge_server import JudgeServer, judge_server_process
 
 pytestmark = pytest.mark.e2e
 
@@ -49,27 +58,51 @@ def _many_questions(tmp_path: Path) -> tuple[Path, int]:
     return data, 2 * max(len(item["properties"]) for item in items)
 
 
+def _run(tmp_path: Path, subject: JudgeServer, data: Path, grader_url: str,
+         counted_port: int | None = None) -> tuple[subprocess.CompletedProcess, int]:
+    """The run, and (with ``counted_port``) its connection attempts to that port."""
+    env = subprocess_env(CONDAMBIG_DATA_DIR=str(data),
+                         CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"),
+                         SUBJECT_BASE_URL=subject.base_url, SUBJECT_API_KEY="k",
+                         GRADER_BASE_URL=grader_url, GRADER_API_KEY="grader-key")
+    attempts = None
+    if counted_port is not None:
+        env, attempts = counting_environment(tmp_path / "counting", counted_port, env)
+    command = [executable("inspect"), "eval", "condambig/condambigqa",
+               "--model", "openai-api/subject/m",
+               "--model-role", "grader=openai-api/grader/j",
+               "--log-dir", str(tmp_path / "logs"), "--display", "plain",
+               "--max-samples", "1"]  # judgements in flight: one sample's
+    completed = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True,
+                               text=True, timeout=600)
+    return completed, 0 if attempts is None else attempts()
+
+
+@pytest.mark.parametrize("die_with", ["disconnect", "exit"])
 def test_a_grader_dying_mid_run_gets_a_few_probes_and_ends_the_task_as_an_error(
-        tmp_path, subject):
-    script = {"default": {"scores": {"7": 1.0}}, "die_after": DIE_AFTER,
-              "die_with": "disconnect"}
+        tmp_path, subject, die_with, monkeypatch):
+    script = {"default": {"scores": {"7": 1.0}}, "die_after": DIE_AFTER, "die_with": die_with}
     data, per_sample = _many_questions(tmp_path)
-    with JudgeServer(script) as grader:
-        env = subprocess_env(CONDAMBIG_DATA_DIR=str(data),
-                             CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"),
-                             SUBJECT_BASE_URL=subject.base_url, SUBJECT_API_KEY="k",
-                             GRADER_BASE_URL=grader.base_url, GRADER_API_KEY="grader-key")
-        command = [executable("inspect"), "eval", "condambig/condambigqa",
-                   "--model", "openai-api/subject/m",
-                   "--model-role", "grader=openai-api/grader/j",
-                   "--log-dir", str(tmp_path / "logs"), "--display", "plain",
-                   "--max-samples", "1"]  # judgements in flight: one sample's
-        completed = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True,
-                                   text=True, timeout=600)
-        after_death = grader.stats()["requests"] - DIE_AFTER
+    in_flight = TRIP_AFTER + per_sample + PROBES  # judge requests a dead grader may get
+    if die_with == "disconnect":
+        with JudgeServer(script) as grader:
+            completed, _ = _run(tmp_path, subject, data, grader.base_url)
+            after_death = grader.stats()["requests"] - DIE_AFTER
+        # each request: the openai SDK's tries of a failed connection
+        bound = in_flight * SDK_TRIES
+    else:
+        with judge_server_process(script) as base_url:
+            port = urlsplit(base_url).port
+            completed, attempts = _run(tmp_path, subject, data, base_url, counted_port=port)
+        # the connections one request makes to a dead grader (the SDK's tries, each with
+        # the HTTP client's connect retries), counted here; before the death at most one
+        # connection per request answered
+        _, per_request = check_connections(base_url, port, monkeypatch)
+        after_death = attempts - DIE_AFTER
+        bound = in_flight * per_request
     output = completed.stdout + completed.stderr
     # before: Inspect retried each judgement's connection for many minutes, unseen
-    assert 1 <= after_death <= (TRIP_AFTER + per_sample + PROBES) * SDK_TRIES, output[-4000:]
+    assert 1 <= after_death <= bound, (after_death, bound, output[-4000:])
     log = only_log(tmp_path)
     assert log.status == "error", output[-4000:]
     assert "the judge went away mid-run" in log.error.message
