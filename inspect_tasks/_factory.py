@@ -34,7 +34,13 @@ from inspect_ai.solver import Solver, TaskState, generate
 import condambig.null_reasons  # noqa: F401  (registers the hook that logs null_reasons)
 from condambig.context_check import check_prompts_fit
 from condambig.epochs import judged_mean
-from condambig.grader_preflight import check_grader, grader_guard, require_default_grader
+from condambig.grader_preflight import (
+    check_grader,
+    forget_grader,
+    grader_guard,
+    grader_returns,
+    require_default_grader,
+)
 from condambig.judge_backend import GRADER_ROLE, grader_judge_engine
 from condambig_metrics.judge import record_judgements
 from condambig_tasks import registry, settings, uncertainty
@@ -170,14 +176,18 @@ def benchmark_scorer(benchmark_name: str, options: dict[str, Any], judged: bool)
     typed_options = benchmark.options(options)
     corpus_step = benchmark.needs_corpus_step(typed_options, judged)
     judge_metrics = {spec.name for spec in benchmark.metric_specs if spec.judge}
-    engines: list = []  # one judge engine for the whole eval: one cache, one concurrency bound
+    # one judge engine for the whole eval (one cache, one concurrency bound), made again
+    # when a grader that had failed answers again (a retry of the task: eval-set)
+    engines: dict[int, Any] = {}
 
     def judge_engine():
         if not judged:
             return None
-        if not engines:
-            engines.append(grader_judge_engine(default=benchmark.default_grader))
-        return engines[0]
+        returns = grader_returns()
+        if returns not in engines:
+            engines.clear()
+            engines[returns] = grader_judge_engine(default=benchmark.default_grader)
+        return engines[returns]
 
     async def score(state: TaskState, target: Target) -> Score:
         item = benchmark.from_record(state.metadata["record"])
@@ -197,6 +207,8 @@ def benchmark_scorer(benchmark_name: str, options: dict[str, Any], judged: bool)
                 # where Inspect is told to go on without it, the task-end hook still
                 # counts its failed judgements (from the sample's store)
                 state.store.set(ERRORED_JUDGEMENTS_KEY, failed)
+                # checked again before a retry (eval-set): still down, the set ends there
+                forget_grader(runtime.judge.backend.model)
                 raise JudgeFailedError(failure)
         else:
             sample = benchmark.score(item, output, typed_options)

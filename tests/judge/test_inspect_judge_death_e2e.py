@@ -116,3 +116,39 @@ def test_a_grader_dying_mid_run_gets_a_few_probes_and_ends_the_task_as_an_error(
         [(kept,)] = connection.execute("SELECT COUNT(*) FROM judgements").fetchall()
     assert 1 <= kept <= DIE_AFTER - 1
     assert len(scored) <= kept
+
+
+def test_an_eval_set_retries_a_task_whose_grader_went_away_without_generating_again(
+        tmp_path, subject):
+    """``inspect eval-set`` retries the task that ended in the error (at once, the same
+    task); the grader is checked again before the retry generates anything, so while it
+    is down each retry ends at that check, in one line: no generation, no probes."""
+    script = {"default": {"scores": {"7": 1.0}}, "die_after": DIE_AFTER,
+              "die_with": "disconnect"}
+    data, _ = _many_questions(tmp_path)
+    subject.reset()
+    retries = 2
+    with JudgeServer(script) as grader:
+        env = subprocess_env(CONDAMBIG_DATA_DIR=str(data),
+                             CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"),
+                             SUBJECT_BASE_URL=subject.base_url, SUBJECT_API_KEY="k",
+                             GRADER_BASE_URL=grader.base_url, GRADER_API_KEY="grader-key")
+        command = [executable("inspect"), "eval-set", "condambig/condambigqa",
+                   "--model", "openai-api/subject/m",
+                   "--model-role", "grader=openai-api/grader/j",
+                   "--log-dir", str(tmp_path / "logs"), "--display", "plain",
+                   "--max-samples", "1", "--retry-attempts", str(retries),
+                   "--retry-wait", "1"]
+        completed = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True,
+                                   text=True, timeout=600)
+    output = completed.stdout + completed.stderr
+    assert completed.returncode != 0, output[-4000:]
+    # the first attempt's sample (one at a time; the next may start as it fails), none of
+    # the retries' (before: one each, and the breaker's probes again)
+    assert 1 <= subject.stats()["requests"] <= 2, output[-4000:]
+    text = " ".join(output.split())  # Inspect's panel wraps the line
+    assert text.count("the judge went away mid-run") == 1, output[-4000:]
+    check = ("condambig: the judge --model-role grader=openai-api/grader/j at "
+             f"{grader.base_url} cannot be reached")
+    assert text.count(check) == retries, output[-4000:]
+    assert "Traceback" not in output
