@@ -104,8 +104,9 @@ _RETURNS = 0  # how many times a forgotten grader answered a check again
 
 def check_grader(grader: Model, default_for: str | None = None) -> None:
     """Raise :class:`GraderUnavailableError` when ``grader`` cannot judge (one request; a
-    grader that answered is not asked again in this process, one that failed is: its key or
-    endpoint may have been fixed since, e.g. between ``eval_set`` retries).
+    grader that answered is not asked again in this process unless it failed mid-run since
+    (:func:`forget_grader`), one that failed is: its key or endpoint may have been fixed
+    since, e.g. between ``eval_set`` retries).
 
     ``default_for``: the task whose default grader this is (no grader role bound), so the
     message says so instead of naming a role the user did not bind."""
