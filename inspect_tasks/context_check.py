@@ -42,13 +42,15 @@ def check_prompts_fit(task: str, prompts: Sequence[tuple[Any, str]], hint: str =
     """Raise :class:`PromptTooLongError` when the eval's model runs in this process through
     Inspect's ``hf/`` provider and some of ``prompts`` (``(sample id, text)``) are not
     shorter than its context; ``hint``: the task's own way to shorten them."""
-    from inspect_ai.model import ChatMessageUser
-    from inspect_ai.model._model import active_model  # get_model() would make one
+    from inspect_ai.model import ChatMessageUser, get_model
 
-    model = active_model()
-    api = getattr(model, "api", None)
-    if type(api).__name__ != "HuggingFaceAPI":  # no eval's model (a task built alone), or
-        return                                   # one that does not run in this process
+    try:
+        model = get_model()  # the eval's model (Inspect binds it before building the task)
+    except Exception:  # noqa: BLE001 - a task built outside an eval, with no model named
+        return
+    api = model.api
+    if type(api).__name__ != "HuggingFaceAPI":  # a model that does not run in this process
+        return
     context = model_context(getattr(api, "model", None))
     if context is None:
         return
