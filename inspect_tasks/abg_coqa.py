@@ -12,10 +12,10 @@ Metrics are those of the lm-eval tasks (see their README). With a ``grader`` mod
 
 from __future__ import annotations
 
-from inspect_ai import Task, task
+from inspect_ai import Task
 
 from condambig._factory import benchmark_task
-from condambig.task_options import scoped_options
+from condambig.task_options import task
 from condambig_tasks.abg_coqa.benchmark import MAX_TOKENS, AbgCoQAOptions
 from condambig_tasks.abg_coqa.loader import AbgSplit
 from condambig_tasks.abg_coqa.records import Subtask
@@ -31,14 +31,12 @@ def _task(subtask: Subtask, split: AbgSplit, max_tokens: int, judge: bool = True
 
 
 @task
-@scoped_options
 def abg_coqa_detection(split: AbgSplit = _DEFAULT.split, max_tokens: int = MAX_TOKENS) -> Task:
     """Every turn: answer it, or reply AMBIGUOUS (ambiguity P/R/F1, answer F1)."""
     return _task("detection", split, max_tokens)
 
 
 @task
-@scoped_options
 def abg_coqa_clarification(split: AbgSplit = _DEFAULT.split, max_tokens: int = MAX_TOKENS,
                            judge: bool = True, judge_max_failed: int | None = None) -> Task:
     """Ambiguous turns: ask one clarification question (corpus BLEU-1..4; with a ``grader``
@@ -49,14 +47,12 @@ def abg_coqa_clarification(split: AbgSplit = _DEFAULT.split, max_tokens: int = M
 
 
 @task
-@scoped_options
 def abg_coqa_clarified_qa(split: AbgSplit = _DEFAULT.split, max_tokens: int = MAX_TOKENS) -> Task:
     """One sample per (ambiguous turn, clarification reply): answer as clarified (CoQA F1)."""
     return _task("clarified_qa", split, max_tokens)
 
 
 @task
-@scoped_options
 def abg_coqa(subtask: Subtask = _DEFAULT.subtask, split: AbgSplit = _DEFAULT.split,
              max_tokens: int = MAX_TOKENS, judge: bool = True,
              judge_max_failed: int | None = None) -> Task:

@@ -6,17 +6,16 @@ disambiguated question, scored as the official AmbigQA script (see the lm-eval t
 
 from __future__ import annotations
 
-from inspect_ai import Task, task
+from inspect_ai import Task
 
 from condambig._factory import benchmark_task
-from condambig.task_options import scoped_options
+from condambig.task_options import task
 from condambig_tasks.ambignq.benchmark import AmbigNQOptions
 
 _DEFAULT = AmbigNQOptions()
 
 
 @task
-@scoped_options
 def ambignq(hub_revision: str | None = _DEFAULT.hub_revision,
             max_tokens: int | None = None) -> Task:
     """AmbigNQ light development set (2,002 questions), closed book.

@@ -12,9 +12,11 @@ task 'y'``). A scoped key that no task of its benchmark has is an error naming t
 and a plain value a task rejects names the scoped form when another benchmark has that
 option.
 
-Each benchmark's ``@task`` takes ``@scoped_options`` under ``@task``: the task function
-keeps its declared parameters (Inspect lists and validates those) and gains a ``**scoped``
-parameter, through which Inspect passes the scope keys.
+A benchmark's task functions use this module's :func:`task` in place of Inspect's: it is
+Inspect's ``@task`` on the function wrapped by :func:`scoped_options`, which keeps the
+declared parameters (Inspect lists and validates those) and adds a ``**scoped`` one,
+through which Inspect passes the scope keys. Its name stays ``task`` because Inspect (and
+its linter) find tasks in the source by a decorator of that name.
 """
 
 from __future__ import annotations
@@ -34,6 +36,14 @@ logger = logging.getLogger("condambig")
 SCOPES = "scoped"  # the name of the variadic keyword parameter the tasks gain
 # benchmark -> the -T options of its tasks (filled as the task modules are imported)
 _TASK_OPTIONS: dict[str, set[str]] = {}
+
+
+def task(function: Callable[..., Any]) -> Any:
+    """Inspect's ``@task`` for a benchmark's task function (in ``condambig.<benchmark>``),
+    its ``-T`` options scopable to the benchmark."""
+    from inspect_ai import task as inspect_task
+
+    return inspect_task(scoped_options(function))
 
 
 def scoped_options(function: Callable[..., Any]) -> Callable[..., Any]:
