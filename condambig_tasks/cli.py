@@ -185,7 +185,7 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
         # a wrong URL, key or model ends the run after one request, not after every
         # judgement's retries; a fully cached run sends nothing
         engine.backend = CheckedBackend(engine.backend, cli_judge.describe(config),
-                                        cli_judge.WHAT_TO_SET)
+                                        cli_judge.what_to_set())
     for note in run.notes():
         print(f"condambig-score {note}", file=sys.stderr)
     runtime = Runtime(judge=engine)
@@ -204,7 +204,8 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
     summary = run.summarise(
         samples, failed=0 if engine is None else engine.stats.failures,
         max_failed=0 if config is None else config.max_failed,
-        retry_hint="" if config is None else _retry_hint(config, engine.endpoint_failure),
+        retry_hint="" if config is None else _retry_hint(
+            config, engine.endpoint_failure, refused=engine.endpoint_refused),
         endpoint_failure=None if engine is None else engine.endpoint_failure)
     metrics, reasons = summary.values, summary.reasons
     expected = benchmark.expected_size(options)
@@ -261,11 +262,12 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
         # authentication / endpoint: the result is printed (what could be scored, the judged
         # metrics null with the hint), the exit status is not 0
         raise JudgedMetricsWithheld(
-            f"{benchmark.name}: the judge endpoint failed, {stats.failures} judgement(s) "
-            f"failed: {engine.endpoint_failure}; {_retry_hint(config)}", result)
+            f"the judge endpoint failed, {stats.failures} judgement(s) "
+            f"failed: {engine.endpoint_failure.rstrip('.')}; "
+            f"{_retry_hint(config, refused=engine.endpoint_refused)}", result)
     if engine is not None and stats.failures > config.max_failed:
         raise JudgedMetricsWithheld(
-            f"{benchmark.name}: {stats.failures} judgement(s) failed (more than "
+            f"{stats.failures} judgement(s) failed (more than "
             f"judge_max_failed={config.max_failed}), so the judged metrics are null; "
             f"{_retry_hint(config)}", result)
     return result
@@ -310,19 +312,26 @@ def _reduce_epochs(benchmark: Benchmark, run: BenchmarkRun, runtime: Runtime,
 
 class JudgedMetricsWithheld(CondambigError):
     """Too many judgements failed: the result (judged metrics null) is printed and the
-    command exits non-zero."""
+    command exits non-zero (the message follows ``condambig-score <benchmark>: ``)."""
 
     def __init__(self, message: str, result: dict[str, Any]):
         super().__init__(message)
         self.result = result
 
 
-def _retry_hint(config: Any, endpoint_failure: str | None = None) -> str:
+def _retry_hint(config: Any, endpoint_failure: str | None = None,
+                refused: bool = False) -> str:
+    """What to run after failed judgements; ``refused``: the endpoint refused every request
+    (a wrong URL, key or model, named by the failure), so it is fixed first."""
     if endpoint_failure is not None:  # the reason written beside the withheld metrics
-        return f"the judge endpoint failed ({endpoint_failure}); {_retry_hint(config)}"
+        return (f"the judge endpoint failed ({endpoint_failure.rstrip('.')}); "
+                f"{_retry_hint(config, refused=refused)}")
     if not config.cache_enabled:
         return ("the judge cache is off, so a rerun sends every judgement again; turn it on "
                 f"({settings.JUDGE_CACHE_VARIABLE}) to resend only the failed ones")
+    if refused:
+        return ("fix that setting, then run the command again: the judgements obtained "
+                "are cached and only the others are sent")
     return ("run the same command again: the judgements obtained are cached and only the "
             "failed ones are sent (or allow failures with --judge-max-failed N)")
 

@@ -90,6 +90,10 @@ def describe(config: Any) -> str:
     return f"{config.model} at {normalized_base_url(config.base_url)}"
 
 
-WHAT_TO_SET = (f"--judge-base-url / {settings.JUDGE_BASE_URL_VARIABLE} (ends in /v1), "
-               f"--judge-model / {settings.JUDGE_MODEL_VARIABLE} and the key in "
-               f"{KEY_VARIABLES}")
+def what_to_set() -> Any:
+    """The judge settings as ``condambig-score`` spells them, for a failed check's advice."""
+    from condambig_metrics.judge.preflight import JudgeSettings
+
+    return JudgeSettings(
+        base_url=f"--judge-base-url / {settings.JUDGE_BASE_URL_VARIABLE} (ends in /v1)",
+        model=f"--judge-model / {settings.JUDGE_MODEL_VARIABLE}", key=KEY_VARIABLES)

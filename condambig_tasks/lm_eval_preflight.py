@@ -117,15 +117,21 @@ def preflight_judge(benchmark: Any, judge: Any) -> None:
     (model, endpoint): a wrong URL, key or model ends the run now, as one line, instead of
     after every generation."""
     from condambig_metrics.judge import OpenAIJudgeBackend, normalized_base_url
-    from condambig_metrics.judge.preflight import JudgeUnavailableError, check_judge
+    from condambig_metrics.judge.preflight import (
+        JudgeSettings,
+        JudgeUnavailableError,
+        check_judge,
+    )
     from condambig_tasks.run import check_judge_cache
 
     endpoint = normalized_base_url(judge.base_url)
     if (judge.model, endpoint) in _CHECKED_JUDGES:
         return
-    what_to_set = (f"{settings.JUDGE_BASE_URL_VARIABLE} (or --metadata judge_base_url), "
-                   f"{settings.JUDGE_API_KEY_VARIABLE} (or OPENAI_API_KEY) and "
-                   f"{settings.JUDGE_MODEL_VARIABLE} (or --metadata judge_model)")
+    what_to_set = JudgeSettings(
+        base_url=(f"{settings.JUDGE_BASE_URL_VARIABLE} (or --metadata judge_base_url; it "
+                  "ends in /v1)"),
+        model=f"{settings.JUDGE_MODEL_VARIABLE} (or --metadata judge_model)",
+        key=f"{settings.JUDGE_API_KEY_VARIABLE} (or OPENAI_API_KEY)")
     try:
         check_judge(OpenAIJudgeBackend(judge), f"{judge.model!r} at {endpoint}",
                     timeout_seconds=judge.timeout_seconds, what_to_set=what_to_set)

@@ -32,8 +32,15 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import Solver, TaskState, generate
 
 import condambig.null_reasons  # noqa: F401  (registers the hook that logs null_reasons)
+from condambig.context_check import check_prompts_fit
 from condambig.epochs import judged_mean
-from condambig.grader_preflight import check_grader, grader_guard, require_default_grader
+from condambig.grader_preflight import (
+    check_grader,
+    forget_grader,
+    grader_guard,
+    grader_returns,
+    require_default_grader,
+)
 from condambig.judge_backend import GRADER_ROLE, grader_judge_engine
 from condambig_metrics.judge import record_judgements
 from condambig_tasks import registry, settings, uncertainty
@@ -63,6 +70,14 @@ def rescore_hint(benchmark_name: str) -> str:
             f"<log> (the run's grader role; --model-role grader=... for another), or "
             f"{prefix}condambig-score {benchmark_name} --from-log <log> (the judge set by "
             "CONDAMBIG_JUDGE_MODEL / CONDAMBIG_JUDGE_BASE_URL / CONDAMBIG_JUDGE_API_KEY)")
+
+
+def prompt_length_hint(benchmark_name: str) -> str:
+    """A benchmark's own way to shorten its prompts, for a prompt that does not fit."""
+    from condambig_tasks.options import option_specs
+
+    names = {spec.name for spec in option_specs(registry.get(benchmark_name).options_type)}
+    return " or lower -T max_document_words" if "max_document_words" in names else ""
 
 
 class JudgeFailedError(CondambigError):
@@ -130,6 +145,8 @@ def benchmark_task(
             id=benchmark.item_id(item), input=benchmark.prompt(item, options),
             target=target if target else "", metadata={"record": record},
         ))
+    check_prompts_fit(task_name, [(sample.id, sample.input) for sample in samples],
+                      prompt_length_hint(benchmark_name))
     wanted = judge_wanted(benchmark, options, source)
     return Task(
         dataset=MemoryDataset(samples, name=task_name),
@@ -161,14 +178,18 @@ def benchmark_scorer(benchmark_name: str, options: dict[str, Any], judged: bool)
     typed_options = benchmark.options(options)
     corpus_step = benchmark.needs_corpus_step(typed_options, judged)
     judge_metrics = {spec.name for spec in benchmark.metric_specs if spec.judge}
-    engines: list = []  # one judge engine for the whole eval: one cache, one concurrency bound
+    # one judge engine for the whole eval (one cache, one concurrency bound), made again
+    # when a grader that had failed answers again (a retry of the task: eval-set)
+    engines: dict[int, Any] = {}
 
     def judge_engine():
         if not judged:
             return None
-        if not engines:
-            engines.append(grader_judge_engine(default=benchmark.default_grader))
-        return engines[0]
+        returns = grader_returns()
+        if returns not in engines:
+            engines.clear()
+            engines[returns] = grader_judge_engine(default=benchmark.default_grader)
+        return engines[returns]
 
     async def score(state: TaskState, target: Target) -> Score:
         item = benchmark.from_record(state.metadata["record"])
@@ -180,24 +201,41 @@ def benchmark_scorer(benchmark_name: str, options: dict[str, Any], judged: bool)
             with record_judgements() as transcript:
                 [sample] = await benchmark.score_batch([(item, output)], typed_options,
                                                        runtime)
-            refused = getattr(getattr(runtime.judge, "backend", None), "endpoint_error", None)
+            failure = grader_failure(benchmark_name, runtime.judge)
             failed = sum(1 for entry in transcript if entry["failed"])
-            if refused and failed:
+            if failure and failed:
                 # a sample error: Inspect ends the task (status error) and
                 # `inspect eval-retry` scores this sample again once the grader is fixed;
                 # where Inspect is told to go on without it, the task-end hook still
                 # counts its failed judgements (from the sample's store)
                 state.store.set(ERRORED_JUDGEMENTS_KEY, failed)
-                raise JudgeFailedError(
-                    f"{benchmark_name}: the grader refuses every request ({refused}); "
-                    "judged metrics cannot be computed. Fix --model-role grader=... (its "
-                    "key, model name or base URL), then run `inspect eval-retry <log>`: "
-                    "the judge cache keeps every judgement already made.")
+                # checked again before a retry (eval-set): still down, the set ends there
+                forget_grader(runtime.judge.backend.model)
+                raise JudgeFailedError(failure)
         else:
             sample = benchmark.score(item, output, typed_options)
         return sample_score(sample, output, transcript, judge_metrics)
 
     return score
+
+
+def grader_failure(benchmark_name: str, judge: Any) -> str | None:
+    """Why no judgement of the run can succeed any more (None: some still can): the grader
+    refuses every request (HTTP 401/403/404), or it went away mid-run (its connections
+    failed past the engine's breaker). The message says what to run; ``inspect eval-retry``
+    runs the samples that ended in this error again, with the judgements made cached."""
+    refused = getattr(getattr(judge, "backend", None), "endpoint_error", None)
+    gone = getattr(getattr(judge, "breaker", None), "gone", None)
+    retry = ("run `inspect eval-retry <log>`: the finished samples stay in the log and "
+             "the judge cache keeps every judgement already made.")
+    if refused:
+        return (f"{benchmark_name}: the grader refuses every request ({refused}); judged "
+                "metrics cannot be computed. Fix --model-role grader=... (its key, model "
+                f"name or base URL), then {retry}")
+    if gone is not None:
+        return (f"{benchmark_name}: {gone}; judged metrics cannot be computed. Once the "
+                f"grader answers again, {retry}")
+    return None
 
 
 def sample_score(sample: ScoredSample, output: str, transcript: list[dict[str, Any]],

@@ -12,9 +12,10 @@ Metrics are those of the lm-eval tasks (see their README). With a ``grader`` mod
 
 from __future__ import annotations
 
-from inspect_ai import Task, task
+from inspect_ai import Task
 
 from condambig._factory import benchmark_task
+from condambig.task_options import task
 from condambig_tasks.abg_coqa.benchmark import MAX_TOKENS, AbgCoQAOptions
 from condambig_tasks.abg_coqa.loader import AbgSplit
 from condambig_tasks.abg_coqa.records import Subtask

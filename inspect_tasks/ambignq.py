@@ -6,9 +6,10 @@ disambiguated question, scored as the official AmbigQA script (see the lm-eval t
 
 from __future__ import annotations
 
-from inspect_ai import Task, task
+from inspect_ai import Task
 
 from condambig._factory import benchmark_task
+from condambig.task_options import task
 from condambig_tasks.ambignq.benchmark import AmbigNQOptions
 
 _DEFAULT = AmbigNQOptions()

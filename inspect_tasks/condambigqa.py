@@ -6,9 +6,10 @@ without one (or with ``-T judge=false``) only the judge-free metrics are reporte
 
 from __future__ import annotations
 
-from inspect_ai import Task, task
+from inspect_ai import Task
 
 from condambig._factory import benchmark_task
+from condambig.task_options import task
 from condambig_metrics.judge import JudgeWeighting
 from condambig_tasks.condambigqa.benchmark import CondAmbigQAOptions, Matching
 from condambig_tasks.condambigqa.loader import Release

@@ -8,9 +8,10 @@ and ``condambig-score``); see the lm-eval task README for the truncation strateg
 
 from __future__ import annotations
 
-from inspect_ai import Task, task
+from inspect_ai import Task
 
 from condambig._factory import benchmark_task
+from condambig.task_options import task
 from condambig_tasks.conditionalqa.benchmark import ConditionalQAOptions, TaskSplit
 
 _DEFAULT = ConditionalQAOptions()

@@ -98,12 +98,15 @@ class ProviderCheck:
 
 
 _CHECKED: set[tuple[str, str | None]] = set()  # graders that answered a check
+_FORGOTTEN: set[tuple[str, str | None]] = set()  # graders that failed after answering
+_RETURNS = 0  # how many times a forgotten grader answered a check again
 
 
 def check_grader(grader: Model, default_for: str | None = None) -> None:
     """Raise :class:`GraderUnavailableError` when ``grader`` cannot judge (one request; a
-    grader that answered is not asked again in this process, one that failed is: its key or
-    endpoint may have been fixed since, e.g. between ``eval_set`` retries).
+    grader that answered is not asked again in this process unless it failed mid-run since
+    (:func:`forget_grader`), one that failed is: its key or endpoint may have been fixed
+    since, e.g. between ``eval_set`` retries).
 
     ``default_for``: the task whose default grader this is (no grader role bound), so the
     message says so instead of naming a role the user did not bind."""
@@ -111,10 +114,35 @@ def check_grader(grader: Model, default_for: str | None = None) -> None:
     if provider in IN_PROCESS_PROVIDERS:
         return
     base_url = getattr(grader.api, "base_url", None)
-    key = (str(grader), base_url)
+    key = _checked_key(grader)
     if key not in _CHECKED:
         _check(grader, base_url, default_for)  # raises GraderUnavailableError
         _CHECKED.add(key)
+        if key in _FORGOTTEN:
+            global _RETURNS
+            _FORGOTTEN.discard(key)
+            _RETURNS += 1
+
+
+def forget_grader(grader: Model) -> None:
+    """``grader`` refused every request or went away mid-run: check it again before it
+    judges again in this process (``inspect eval-set`` retries the task at once: the
+    task's setup step then ends the retry at the check, before any generation, while the
+    grader is down)."""
+    key = _checked_key(grader)
+    if key in _CHECKED:
+        _CHECKED.discard(key)
+        _FORGOTTEN.add(key)
+
+
+def grader_returns() -> int:
+    """How many times a grader that had failed answered a check again: a scorer whose
+    judge engine gave up on its grader before then makes a new one."""
+    return _RETURNS
+
+
+def _checked_key(grader: Model) -> tuple[str, str | None]:
+    return (str(grader), getattr(grader.api, "base_url", None))
 
 
 def no_grader_message(task: str, default: str | None, why: str | None = None) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from inspect_ai import Task, task
+from inspect_ai import Task
 from inspect_ai.model import ModelOutput
 from inspect_ai.solver import (
     Generate,
@@ -33,6 +33,7 @@ from inspect_ai.solver import (
 )
 
 from condambig._factory import benchmark_task
+from condambig.task_options import task
 from condambig_tasks import registry
 from condambig_tasks.errors import ConfigurationError
 from condambig_tasks.hotpot_flm.benchmark import FlmOptions

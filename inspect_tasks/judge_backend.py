@@ -4,12 +4,20 @@
 the grader the judge; Inspect's own client handles the provider, rate limits and its
 retries, and :class:`~condambig_metrics.judge.JudgeEngine` adds the G-Eval scoring, the
 shared sqlite cache and judge-failed accounting.
+
+One exception to Inspect's retries: a judge request whose connection is refused, reset or
+closed unanswered is not retried by Inspect (which would retry it for minutes, silently)
+but handed to the engine as a connection failure, so that its breaker
+(:mod:`condambig_metrics.judge.breaker`) notices a judge that went away mid-run after a few
+probes. The grader's other calls (and the same model used as the subject) keep Inspect's
+retries.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +33,7 @@ from condambig_metrics.judge import (
     normalized_base_url,
     token_logprobs,
 )
-from condambig_metrics.judge.errors import redact_secrets
+from condambig_metrics.judge.errors import ConnectionFailedError, redact_secrets
 from condambig_metrics.judge.records import DEFAULT_JUDGE_CONCURRENCY, DEFAULT_JUDGE_MAX_RETRIES
 
 GRADER_ROLE = "grader"
@@ -67,25 +75,85 @@ class InspectJudgeBackend:
         # set when the grader refused a request as a whole (HTTP 401/403/404): no later
         # judgement can succeed, so the scorer ends the run
         self.endpoint_error: str | None = None
+        leave_connection_failures_to_the_engine(model)
 
     def _secrets(self) -> list[str | None]:
         return [getattr(getattr(self.model, "api", None), "api_key", None)]
 
     async def complete(self, prompt: str) -> JudgeCompletion:
+        token = _JUDGE_REQUEST.set(True)
         try:
             output = await self.model.generate(prompt, config=self.config)
-        except (asyncio.TimeoutError, TimeoutError, ConnectionError) as error:
-            raise TransientJudgeError(
-                f"grader {self.model_name}: {error_summary(error, secrets=self._secrets())}") from error
         except Exception as error:
-            # Inspect has already retried what its provider considers transient.
-            message = (f"grader {self.model_name} failed: "
-                       f"{error_summary(error, secrets=self._secrets())}")
-            endpoint = status_code(error) in ENDPOINT_STATUS
-            if endpoint:
-                self.endpoint_error = message
-            raise PermanentJudgeError(message, affects_all_requests=endpoint) from error
+            if connection_failure(error):
+                raise ConnectionFailedError(
+                    f"grader {self.model_name}: cannot reach it: "
+                    f"{error_summary(error, secrets=self._secrets())}") from error
+            raise self._classified(error) from error
+        finally:
+            _JUDGE_REQUEST.reset(token)
         return completion_from_output(output)
+
+    def _classified(self, error: Exception) -> Exception:
+        if isinstance(error, (asyncio.TimeoutError, TimeoutError, ConnectionError)):
+            return TransientJudgeError(
+                f"grader {self.model_name}: {error_summary(error, secrets=self._secrets())}")
+        # Inspect has already retried what its provider considers transient.
+        message = (f"grader {self.model_name} failed: "
+                   f"{error_summary(error, secrets=self._secrets())}")
+        endpoint = status_code(error) in ENDPOINT_STATUS
+        if endpoint:
+            self.endpoint_error = message
+        return PermanentJudgeError(message, affects_all_requests=endpoint)
+
+
+# set while the judge backend awaits the grader: only its requests skip Inspect's retries
+# of connection failures (a grader that is also the subject keeps them for generation)
+_JUDGE_REQUEST: ContextVar[bool] = ContextVar("condambig_judge_request", default=False)
+
+
+def leave_connection_failures_to_the_engine(model: Model) -> None:
+    """Make Inspect's retry loop give a judge request's connection failure back at once
+    (the engine retries it and its breaker counts it); installed once per model."""
+    inspect_should_retry = model.should_retry
+    if getattr(inspect_should_retry, "condambig_judge_hook", False):
+        return
+
+    def should_retry(error: BaseException) -> bool:
+        if _JUDGE_REQUEST.get() and connection_failure(error):
+            return False
+        return inspect_should_retry(error)
+
+    should_retry.condambig_judge_hook = True  # type: ignore[attr-defined]
+    model.should_retry = should_retry  # type: ignore[method-assign]
+
+
+# provider SDK and HTTP client exceptions of a refused, reset or unanswered connection
+_CONNECTION_FAILURES = frozenset({
+    "APIConnectionError", "ConnectError", "RemoteProtocolError", "ReadError", "WriteError",
+    "ClientConnectionError", "ServerDisconnectedError",
+})
+
+
+def connection_failure(error: BaseException) -> bool:
+    """Whether ``error`` (or an exception it wraps) is a refused, reset or closed
+    connection; a timeout (a slow grader: its class name says ``Timeout``) is not."""
+    for current in _chain(error):
+        names = {kind.__name__ for kind in type(current).__mro__}
+        if isinstance(current, TimeoutError) or any("Timeout" in name for name in names):
+            return False
+        if isinstance(current, ConnectionError) or names & _CONNECTION_FAILURES:
+            return True
+    return False
+
+
+def _chain(error: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
 
 
 ENDPOINT_STATUS = frozenset({401, 403, 404})
@@ -94,14 +162,10 @@ ENDPOINT_STATUS = frozenset({401, 403, 404})
 
 def status_code(error: BaseException) -> int | None:
     """The HTTP status behind ``error`` (Inspect wraps the provider's exception)."""
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
+    for current in _chain(error):
         code = getattr(current, "status_code", None)
         if isinstance(code, int):
             return code
-        current = current.__cause__ or current.__context__
     return None
 
 

@@ -13,7 +13,8 @@ outputs and writes to the benchmark score's metadata::
 ``outputs_sha256`` is :func:`condambig_tasks.provenance.outputs_sha256` of each scored
 sample's completion by sample id, so ``condambig-score`` on the same outputs records the
 same digest and ``condambig-score --from-log`` can tell an edited log. The hook also prints
-one line per null headline (the headline metric and ``suite_score``). ``inspect score``
+one line per null headline (the headline metric and ``suite_score``), and the line of a
+task that ended because its grader failed, with the log's path in its command. ``inspect score``
 builds new results without running task hooks, so a log scored again carries neither (its
 NaN metrics keep their meaning: see the samples).
 """
@@ -24,7 +25,7 @@ import logging
 import math
 from typing import Any
 
-from inspect_ai.hooks import Hooks, TaskEnd, hooks
+from inspect_ai.hooks import Hooks, RunEnd, TaskEnd, hooks
 from inspect_ai.log import EvalLog, read_eval_log_async, write_eval_log_async
 
 from condambig_tasks import registry
@@ -191,3 +192,26 @@ class NullReasons(Hooks):
         reasons = await add_results_metadata(data.log)
         for line in headline_lines(data.log, reasons):
             logger.warning("%s", line)
+
+    async def on_run_end(self, data: RunEnd) -> None:
+        # a task ended by an error gets no task-end call: its log is among the run's
+        for log in data.logs:
+            line = grader_failed_line(log)
+            if line is not None:
+                logger.warning("%s", line)
+
+
+def grader_failed_line(log: EvalLog) -> str | None:
+    """The line of a task that ended because its grader refused every request or went away
+    mid-run (Inspect shows the error with its traceback; this is the line to act on), with
+    the log's path in the command it gives; None for any other log."""
+    from condambig._factory import JudgeFailedError
+
+    error = log.error
+    if log.status != "error" or error is None:
+        return None
+    lines = [line for line in (error.traceback or "").splitlines() if line.strip()]
+    mark = f"{JudgeFailedError.__name__}: "
+    if not lines or mark not in lines[-1]:
+        return None
+    return lines[-1].split(mark, 1)[1].replace("<log>", log.location or "<log>")

@@ -75,23 +75,36 @@ def _written(out: Path) -> tuple[dict, list[dict]]:
     return json.loads(Path(results).read_text()), rows
 
 
-@pytest.mark.parametrize("fault", ["closed port", "401"])
+@pytest.mark.parametrize("fault, advised, not_advised", [
+    ("closed port", ["CONDAMBIG_JUDGE_BASE_URL"],
+     ["CONDAMBIG_JUDGE_API_KEY", "CONDAMBIG_JUDGE_MODEL"]),
+    ("401", ["CONDAMBIG_JUDGE_API_KEY"], ["CONDAMBIG_JUDGE_BASE_URL", "CONDAMBIG_JUDGE_MODEL"]),
+    ("unknown model", ["CONDAMBIG_JUDGE_MODEL", "CONDAMBIG_JUDGE_BASE_URL"],
+     ["CONDAMBIG_JUDGE_API_KEY"]),
+])
 def test_a_judge_that_cannot_be_used_ends_the_run_before_any_generation(
-        fault, subject, judge, tmp_path, closed_port):
+        fault, advised, not_advised, subject, judge, tmp_path, closed_port):
     if fault == "closed port":
         url = f"http://127.0.0.1:{closed_port}/v1"
         env = _env(tmp_path, url)
-    else:
+    elif fault == "401":
         judge.set_script({**HEALTHY, "require_api_key": "the-right-key"})
         url, env = judge.base_url, _env(tmp_path, judge.base_url, key="a-wrong-key")
+    else:
+        judge.set_script({"faults": [{"kind": "404", "code": "model_not_found"}]})
+        url, env = judge.base_url, _env(tmp_path, judge.base_url)
     result = _lm_eval(subject, tmp_path / "out", env)
     assert result.returncode != 0
     lines = [line for line in result.stderr.splitlines() if line.startswith("condambig: ")]
     assert len(lines) == 1, result.stderr[-3000:]
     assert url in lines[0] and "loopback-judge" in lines[0] and "before any generation" in lines[0]
-    assert "CONDAMBIG_JUDGE_BASE_URL" in lines[0] and "CONDAMBIG_JUDGE_API_KEY" in lines[0]
-    if fault == "401":
-        assert "HTTP 401" in lines[0]
+    # the settings that fit the cause, each named once (the endpoint's own advice is not
+    # repeated beside them)
+    assert all(lines[0].count(variable) == 1 for variable in advised), lines[0]
+    assert not any(variable in lines[0] for variable in not_advised), lines[0]
+    assert "What to do" not in lines[0]
+    if fault != "closed port":
+        assert f"HTTP {401 if fault == '401' else 404}" in lines[0]
     assert "Traceback" not in result.stderr
     assert subject.stats()["requests"] == 0  # nothing was generated
     assert not glob.glob(f"{tmp_path}/out/**/samples_*.jsonl", recursive=True)

@@ -145,6 +145,12 @@ class JudgeEngine:
                     f"{counters.last_error}")
         return None
 
+    @property
+    def endpoint_refused(self) -> bool:
+        """The endpoint refused the requests as a whole (a key, model or URL to fix, or it
+        failed the check before the first judgement), rather than went away mid-run."""
+        return self._endpoint_error is not None and self.breaker.gone is None
+
     async def judge_many(self, requests: Sequence[JudgeRequest]) -> list[JudgeResult]:
         """One result per request, in order; identical prompts (under one weighting rule)
         are judged once.

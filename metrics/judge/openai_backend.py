@@ -254,7 +254,7 @@ def classify_status(status: int, message: str, code: str | None,
     }.get(status, "the endpoint rejected the request")
     return PermanentJudgeError(
         f"judge endpoint returned HTTP {status}: {message}. What to do: {hint}",
-        affects_all_requests=status in _ENDPOINT_STATUS,
+        affects_all_requests=status in _ENDPOINT_STATUS, status=status,
     )
 
 

@@ -14,6 +14,7 @@ its ``max_retries``), so a judge the engine would reach passes.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Any
 
 from condambig_metrics.judge.errors import (
@@ -32,6 +33,31 @@ PREFLIGHT_PROMPT = ('This is a connection check. Reply with exactly this JSON an
 # tokens rather than a judgement's budget: a slow local judge then answers it in seconds.
 PREFLIGHT_MAX_TOKENS = 16
 _PAUSE_SECONDS = 0.5
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """How a front end spells the judge's three settings, so that a failed check names the
+    one to fix, once: the endpoint's own advice (``What to do: ...``) is replaced by it."""
+
+    base_url: str
+    model: str
+    key: str
+
+    def advice(self, status: int | None, unreachable: bool) -> str | None:
+        """What to check after a failed check (None: the error's own advice stands, e.g. a
+        quota or a redirect)."""
+        if unreachable:  # refused, reset, timed out or 5xx: the address, or a server down
+            return f"{self.base_url}, and that the server there is running"
+        if status is not None and status not in (400, 401, 403, 404):
+            return None
+        return {401: f"the key in {self.key}",
+                403: f"the key in {self.key}: it may not use the model {self.model}",
+                404: f"{self.model} and {self.base_url}"}.get(
+                    status, f"{self.base_url}, {self.model} and the key in {self.key}")
+
+
+ADVICE_MARK = ". What to do: "  # how a backend's error says what to do (openai_backend)
 
 
 class JudgeUnavailableError(ValueError):
@@ -54,7 +80,8 @@ def check_attempts(backend: Any) -> int:
 
 
 async def check_judge_async(backend: Any, where: str, *, attempts: int | None = None,
-                            timeout_seconds: float = 30.0, what_to_set: str = "",
+                            timeout_seconds: float = 30.0,
+                            what_to_set: str | JudgeSettings = "",
                             moment: str = "before any generation",
                             subject: str | None = None) -> int:
     """Send one minimal request through ``backend`` (its ``check(prompt)`` when it has one,
@@ -63,7 +90,8 @@ async def check_judge_async(backend: Any, where: str, *, attempts: int | None = 
     requests sent (for request counts that must equal what the endpoint received).
 
     ``where`` describes the judge for the message (model and endpoint); ``what_to_set``
-    names the settings the user changes to fix it (e.g. the variables or flags); ``moment``
+    names the settings the user changes to fix it (e.g. the variables or flags; a
+    :class:`JudgeSettings` names only those that fit the failure); ``moment``
     says when the check ran, for the message. ``attempts`` None: :func:`check_attempts`.
     ``subject`` names the judge in the message (default ``the judge <where>``).
     """
@@ -119,8 +147,8 @@ def _rate_limited(error: BaseException) -> bool:
     return isinstance(error, RateLimitedError)
 
 
-def _message(subject: str, error: BaseException | None, what_to_set: str, moment: str,
-             timeout_seconds: float = 0.0, unreachable: bool = False) -> str:
+def _message(subject: str, error: BaseException | None, what_to_set: str | JudgeSettings,
+             moment: str, timeout_seconds: float = 0.0, unreachable: bool = False) -> str:
     if isinstance(error, asyncio.TimeoutError):
         # connected (or still connecting) but silent: too slow or stuck, not necessarily absent
         detail = (f"no answer to a {PREFLIGHT_MAX_TOKENS}-token request within "
@@ -130,6 +158,10 @@ def _message(subject: str, error: BaseException | None, what_to_set: str, moment
     state = "cannot be reached" if unreachable else "refused the check request"
     if isinstance(error, asyncio.TimeoutError):
         state = "did not answer the check request"
+    if isinstance(what_to_set, JudgeSettings):
+        what_to_set = what_to_set.advice(getattr(error, "status", None), unreachable) or ""
+    if what_to_set:  # said once: the front end's settings, not also the endpoint's advice
+        detail = detail.split(ADVICE_MARK)[0].rstrip(".")
     hint = f" Check {what_to_set}." if what_to_set else ""
     when = f" {moment}" if moment else ""
     return f"{subject} {state}{when}: {detail}.{hint}"
@@ -145,7 +177,7 @@ class CheckedBackend:
     failure with the check's one-line message.
     """
 
-    def __init__(self, backend: Any, where: str, what_to_set: str = ""):
+    def __init__(self, backend: Any, where: str, what_to_set: str | JudgeSettings = ""):
         self.backend = backend
         self.where = where
         self.what_to_set = what_to_set

@@ -134,7 +134,7 @@ def test_failed_judgement_is_excluded_and_counted(judge_environment, tmp_path, c
         assert withheld["null_reasons"]["judge_helpfulness"].startswith(
             "1 judgement(s) failed (judge_max_failed=0); run the same command again")
         assert err.strip().splitlines()[-1] == (
-            "condambig-score abg_coqa: abg_coqa: 1 judgement(s) failed (more than "
+            "condambig-score abg_coqa: 1 judgement(s) failed (more than "
             "judge_max_failed=0), so the judged metrics are null; run the same command again: "
             "the judgements obtained are cached and only the failed ones are sent (or allow "
             "failures with --judge-max-failed N)")

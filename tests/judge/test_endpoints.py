@@ -293,7 +293,11 @@ def test_condambig_score_prints_what_it_scored_when_the_endpoint_fails(
     result = json.loads(capsys.readouterr().out)
     assert code == 2 and result["metrics"]["bleu4"] is not None
     assert result["metrics"]["judge_helpfulness"] is None
-    assert "run the same command again" in result["null_reasons"]["judge_helpfulness"]
+    # a 403 is the key's or the model's: fix it first (not "run the same command again")
+    reason = result["null_reasons"]["judge_helpfulness"]
+    assert "the key in CONDAMBIG_JUDGE_API_KEY or OPENAI_API_KEY: it may not use the model" \
+        in reason
+    assert "fix that setting, then run the command again" in reason
 
 
 def test_condambig_score_reports_the_requests_the_server_received(

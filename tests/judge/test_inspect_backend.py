@@ -122,3 +122,43 @@ def test_inspect_backend_failures_are_counted(judge_server, monkeypatch) -> None
     engine = JudgeEngine(InspectJudgeBackend(model), None, max_retries=1)
     [result] = asyncio.run(engine.judge_many([request("Lyon")]))
     assert result.failed and result.score is None and "401" in result.error
+
+
+def test_connection_failures_are_told_from_timeouts() -> None:
+    """Only a refused, reset or unanswered connection is left to the engine's breaker; a
+    slow grader (a timeout, which the SDK's class makes a kind of connection error) is not."""
+    import httpx
+    import openai
+
+    from condambig.judge_backend import connection_failure
+
+    request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+    refused = openai.APIConnectionError(request=request)
+    refused.__cause__ = httpx.ConnectError("connection refused")
+    assert connection_failure(refused)
+    assert connection_failure(ConnectionResetError())
+    assert not connection_failure(openai.APITimeoutError(request=request))
+    assert not connection_failure(TimeoutError())
+    assert not connection_failure(ValueError("bad request"))
+
+
+def test_only_judge_requests_skip_inspects_retries_of_connection_failures() -> None:
+    """The grader's hook declines a retry only inside a judge request: the same model
+    generating for the subject keeps Inspect's retries."""
+    import httpx
+    import openai
+
+    from condambig.judge_backend import _JUDGE_REQUEST
+
+    model = get_model("openai-api/grader/j", base_url="http://127.0.0.1:9/v1", api_key="k",
+                      memoize=False)
+    InspectJudgeBackend(model)
+    InspectJudgeBackend(model)  # installed once
+    refused = openai.APIConnectionError(
+        request=httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions"))
+    assert model.should_retry(refused) is True  # Inspect's own decision
+    token = _JUDGE_REQUEST.set(True)
+    try:
+        assert model.should_retry(refused) is False
+    finally:
+        _JUDGE_REQUEST.reset(token)

@@ -121,6 +121,11 @@ def test_a_grader_refusing_every_judgement_ends_the_task_as_an_error(tmp_path, s
     assert log.status == "error", completed.stderr[-3000:]
     assert "the grader refuses every request" in log.error.message
     assert "403" in log.error.message
+    # after Inspect's error, one line to act on, with the log's path in its command
+    lines = [line for line in completed.stderr.splitlines()
+             if "[condambig] condambigqa: the grader refuses every request" in line]
+    assert len(lines) == 1, completed.stderr[-3000:]
+    assert f"run `inspect eval-retry {log.location}`" in lines[0]
 
 
 def test_failed_judgements_withhold_the_judged_metrics_and_a_rerun_sends_only_those(

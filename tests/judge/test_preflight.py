@@ -168,3 +168,38 @@ def test_a_judge_that_connects_but_stays_silent_is_called_slow_not_unreachable()
     message = str(raised.value)
     assert "did not answer the check request" in message and "cannot be reached" not in message
     assert "too slow or stuck" in message and "\n" not in message
+
+
+def test_a_grader_that_failed_mid_run_is_checked_again_and_its_return_counted(monkeypatch):
+    """After a grader went away (or refused every request) mid-run, its next use is checked
+    again (eval-set's retry ends at the check while it is down), and its answering again is
+    counted, so that scorers make a new judge engine instead of the one that gave up."""
+    from types import SimpleNamespace
+
+    from condambig import grader_preflight
+
+    calls = []
+    down = [False]
+
+    def check(grader, base_url, default_for=None):
+        calls.append(base_url)
+        if down[0]:
+            raise grader_preflight.GraderUnavailableError("cannot be reached")
+
+    monkeypatch.setattr(grader_preflight, "_check", check)
+    monkeypatch.setattr(grader_preflight, "_CHECKED", set())
+    monkeypatch.setattr(grader_preflight, "_FORGOTTEN", set())
+    api = SimpleNamespace(base_url="http://127.0.0.1:9/v1")
+    grader = type("Grader", (), {"api": api, "__str__": lambda self: "openai/judge"})()
+    grader_preflight.check_grader(grader)
+    returns = grader_preflight.grader_returns()
+    grader_preflight.forget_grader(grader)  # it went away mid-run
+    down[0] = True
+    with pytest.raises(grader_preflight.GraderUnavailableError):
+        grader_preflight.check_grader(grader)  # checked again: still down
+    assert grader_preflight.grader_returns() == returns
+    down[0] = False
+    grader_preflight.check_grader(grader)  # back
+    grader_preflight.check_grader(grader)  # answered: not asked again
+    assert len(calls) == 3
+    assert grader_preflight.grader_returns() == returns + 1

@@ -113,3 +113,29 @@ def build_scripted_causal_lm(directory: Path, reply: str) -> Path:
     model.generation_config.eos_token_id = tokenizer.eos_token_id
     model.save_pretrained(directory)
     return directory
+
+
+SHORT_CONTEXT = 64  # positions of build_short_context_lm's model
+
+
+def build_short_context_lm(directory: Path) -> Path:
+    """A 1-layer GPT-2 with learned position embeddings for :data:`SHORT_CONTEXT` tokens:
+    a longer prompt is an ``IndexError`` in the model, as with any such model whose context
+    a prompt overflows."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    tokenizer = build_tokenizer(directory)
+    tokenizer.model_max_length = SHORT_CONTEXT
+    tokenizer.save_pretrained(directory)
+    torch.manual_seed(0)
+    config = GPT2Config(
+        vocab_size=len(tokenizer), n_embd=32, n_layer=1, n_head=4, n_positions=SHORT_CONTEXT,
+        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id)
+    model = GPT2LMHeadModel(config)
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.save_pretrained(directory)
+    return directory

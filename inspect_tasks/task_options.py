@@ -1,0 +1,114 @@
+"""``-T`` options scoped to one benchmark, as lm-eval's ``--metadata`` scopes them.
+
+``inspect eval-set`` hands every ``-T`` option to every task of the set, so ``-T
+split=val`` (Abg-CoQA's validation split) also reaches ``hotpot_flm``, whose splits are
+others. A ``-T`` key named after a benchmark whose value is a mapping of its options,
+``-T 'abg_coqa={split: val}'`` (YAML, as Inspect reads ``-T`` values; JSON works too),
+reaches that benchmark's tasks only and wins over a plain key of the same name: the
+``--metadata '{"abg_coqa": {"split": "val"}}'`` of lm-eval
+(:mod:`condambig_tasks.lm_eval_options`). A plain key goes to every task that has that
+option; a task without it ignores it with Inspect's own warning (``param 'x' not used by
+task 'y'``). A scoped key that no task of its benchmark has is an error naming the options,
+and a plain value a task rejects names the scoped form when another benchmark has that
+option.
+
+A benchmark's task functions use this module's :func:`task` in place of Inspect's: it is
+Inspect's ``@task`` on the function wrapped by :func:`scoped_options`, which keeps the
+declared parameters (Inspect lists and validates those) and adds a ``**scoped`` one,
+through which Inspect passes the scope keys. Its name stays ``task`` because Inspect (and
+its linter) find tasks in the source by a decorator of that name.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from condambig_tasks import registry
+from condambig_tasks.errors import ConfigurationError
+from condambig_tasks.options import suggestion
+
+logger = logging.getLogger("condambig")
+
+SCOPES = "scoped"  # the name of the variadic keyword parameter the tasks gain
+# benchmark -> the -T options of its tasks (filled as the task modules are imported)
+_TASK_OPTIONS: dict[str, set[str]] = {}
+
+
+def task(function: Callable[..., Any]) -> Any:
+    """Inspect's ``@task`` for a benchmark's task function (in ``condambig.<benchmark>``),
+    its ``-T`` options scopable to the benchmark."""
+    from inspect_ai import task as inspect_task
+
+    return inspect_task(scoped_options(function))
+
+
+def scoped_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` (a benchmark's task function, in ``condambig.<benchmark>``) taking
+    also the scope keys of :mod:`this module <condambig.task_options>`."""
+    benchmark = function.__module__.rsplit(".", 1)[-1]
+    signature = inspect.signature(function)
+    declared = [name for name, parameter in signature.parameters.items()
+                if parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)]
+    _TASK_OPTIONS.setdefault(benchmark, set()).update(declared)
+
+    @functools.wraps(function)
+    def with_scopes(*args: Any, **given: Any) -> Any:
+        arguments, plain = task_arguments(benchmark, function.__name__, declared, given)
+        try:
+            return function(*args, **arguments)
+        except ConfigurationError as error:
+            raise ConfigurationError(f"{error}{_scope_hint(benchmark, plain)}") from None
+
+    with_scopes.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[*signature.parameters.values(),
+                    inspect.Parameter(SCOPES, inspect.Parameter.VAR_KEYWORD)])
+    return with_scopes
+
+
+def task_arguments(benchmark: str, task: str, declared: list[str],
+                   given: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The arguments of one task of ``benchmark`` from the ``-T`` options ``given``, and
+    the plain ones among them (for :func:`_scope_hint`)."""
+    benchmarks = set(registry.available())
+    plain: dict[str, Any] = {}
+    scoped: dict[str, Any] = {}
+    for key, value in given.items():
+        if key in benchmarks:
+            if not isinstance(value, Mapping):
+                raise ConfigurationError(
+                    f"-T {key} must be a mapping of {key} options, e.g. "
+                    f"-T '{key}={{OPTION: VALUE}}'; got {value!r}")
+            if key == benchmark:
+                scoped = dict(value)
+        elif key in declared:
+            plain[key] = value
+        else:  # Inspect's own warning, which it skips for a task with **kwargs
+            logger.warning("param '%s' not used by task '%s'%s", key, task,
+                           suggestion(key, set(declared) | benchmarks))
+    options = _TASK_OPTIONS.get(benchmark, set(declared))
+    unknown = sorted(set(scoped) - options)
+    if unknown:
+        raise ConfigurationError(
+            f"-T {benchmark}: {', '.join(map(repr, unknown))} "
+            f"{'is not an option' if len(unknown) == 1 else 'are not options'} of "
+            f"{benchmark}'s tasks{suggestion(unknown[0], options)}; their options: "
+            f"{', '.join(sorted(options))}")
+    for key in sorted(set(scoped) - set(declared)):
+        logger.warning("param '%s' (-T %s) not used by task '%s'", key, benchmark, task)
+    return {**plain, **{key: value for key, value in scoped.items() if key in declared}}, plain
+
+
+def _scope_hint(benchmark: str, plain: Mapping[str, Any]) -> str:
+    """For plain keys that other benchmarks' tasks also have: how to give them to one."""
+    for key, value in plain.items():
+        others = sorted(name for name, options in _TASK_OPTIONS.items()
+                        if name != benchmark and key in options)
+        if others:
+            return (f" (plain -T options go to every task of the eval set; if {key} was "
+                    f"meant for {' or '.join(others)} only, scope it: "
+                    f"-T '{others[0]}={{{key}: {value}}}')")
+    return ""

@@ -1,0 +1,94 @@
+"""``-T`` options scoped to one benchmark (``-T 'abg_coqa={split: val}'``), as lm-eval's
+``--metadata`` scopes them: the real ``inspect eval-set`` over two benchmarks' tasks, and
+the rules in process (inspect_tasks/task_options.py)."""
+
+from __future__ import annotations
+
+import glob
+import logging
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from condambig_tasks.errors import ConfigurationError
+from tests.conftest import FIXTURE_DATA, executable, subprocess_env
+from tests.support.judge_server import JudgeServer
+
+TASKS = ["condambig/abg_coqa_detection", "condambig/conditionalqa"]
+
+
+@pytest.fixture(scope="module")
+def subject():
+    with JudgeServer({"default": {"reply": "AMBIGUOUS"}}) as server:
+        yield server
+
+
+def _eval_set(tmp_path: Path, subject: JudgeServer, *task_args: str):
+    env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA),
+                         CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"),
+                         SUBJECT_BASE_URL=subject.base_url, SUBJECT_API_KEY="k")
+    command = [executable("inspect"), "eval-set", *TASKS, *task_args,
+               "--model", "openai-api/subject/m", "--log-dir", str(tmp_path / "logs"),
+               "--limit", "2", "--display", "plain"]
+    return subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=600)
+
+
+@pytest.mark.e2e
+def test_an_option_scoped_to_one_benchmark_reaches_its_tasks_only(tmp_path, subject):
+    from inspect_ai.log import read_eval_log
+
+    completed = _eval_set(tmp_path, subject, "-T", "abg_coqa={split: val}")
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    logs = {log.eval.task.removeprefix("condambig/"): log for log in map(read_eval_log,
+                                                glob.glob(f"{tmp_path}/logs/*.eval"))}
+    assert sorted(logs) == ["abg_coqa_detection", "conditionalqa"]
+    assert all(log.status == "success" for log in logs.values())
+    assert logs["abg_coqa_detection"].eval.metadata["options"]["split"] == "val"
+    assert logs["conditionalqa"].eval.metadata["options"]["split"] == "dev"  # its default
+
+
+@pytest.mark.e2e
+def test_a_plain_option_another_task_rejects_names_the_scoped_form(tmp_path, subject):
+    before = subject.stats()["requests"]
+    completed = _eval_set(tmp_path, subject, "-T", "split=val")
+    assert completed.returncode != 0
+    lines = [line for line in completed.stderr.splitlines() if line.startswith("condambig:")]
+    assert len(lines) == 1, completed.stderr[-3000:]
+    assert "conditionalqa option split must be one of dev, train; got 'val'" in lines[0]
+    assert "scope it: -T 'abg_coqa={split: val}'" in lines[0]
+    assert "Traceback" not in completed.stderr
+    assert subject.stats()["requests"] == before  # nothing generated
+
+
+def test_a_scoped_option_wins_over_the_plain_one(use_fixture_data):
+    from condambig.abg_coqa import abg_coqa_detection
+
+    task = abg_coqa_detection(split="test", abg_coqa={"split": "val"})
+    assert task.metadata["options"]["split"] == "val"
+
+
+def test_a_scoped_key_no_task_of_the_benchmark_has_is_an_error(use_fixture_data):
+    from condambig.abg_coqa import abg_coqa_detection
+
+    with pytest.raises(ConfigurationError, match=r"-T abg_coqa: 'splt' is not an option "
+                                                 r"of abg_coqa's tasks \(did you mean 'split'\?\)"):
+        abg_coqa_detection(abg_coqa={"splt": "val"})
+    with pytest.raises(ConfigurationError, match="-T abg_coqa must be a mapping"):
+        abg_coqa_detection(abg_coqa="val")
+
+
+def test_other_scopes_are_left_to_their_tasks_and_unused_keys_warned_about(
+        use_fixture_data, caplog):
+    from condambig.abg_coqa import abg_coqa_detection
+
+    with caplog.at_level(logging.WARNING, logger="condambig"):
+        # hotpot_flm's scope (even a value abg_coqa would reject) is not this task's;
+        # judge is an option of abg_coqa_clarification, not of this task
+        task = abg_coqa_detection(hotpot_flm={"split": "dev"}, abg_coqa={"judge": False},
+                                  questioner="human")
+    assert task.metadata["options"]["split"] == "test"
+    messages = [record.getMessage() for record in caplog.records]
+    assert "param 'questioner' not used by task 'abg_coqa_detection'" in messages
+    assert "param 'judge' (-T abg_coqa) not used by task 'abg_coqa_detection'" in messages
