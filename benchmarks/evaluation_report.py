@@ -232,6 +232,10 @@ class Measured:
     judge: dict | None = None  # the judged run's outcome (metrics, reasons, what it said)
     stand_in_documents: bool = False  # ConditionalQA ran on the stand-in documents file
     stderrs: dict = field(default_factory=dict)  # every metric's standard error
+    # the task version the run was scored at and the one rescoring it here: numbers printed
+    # at an older version are not reproduced by a newer parser (CHANGELOG says what changed)
+    run_version: str | None = None
+    scored_version: str | None = None
 
     def to_json(self) -> str:
         record = _finite({**self.__dict__, "plan": self.plan.__dict__})
@@ -349,7 +353,9 @@ def measure(plan: PlannedRun, out: Path, folder: Path, env: dict[str, str]) -> M
         output_digests={key: _digest(text) for key, text in outputs.items()},
         prompt_digests={key: _digest(text) for key, text in prompts.items()},
         options=result["options"], command=timing["command"],
-        measured_on=datetime.date.today().isoformat())
+        measured_on=datetime.date.today().isoformat(),
+        run_version=((result.get("source") or {}).get("provenance") or {}).get("task_version"),
+        scored_version=result.get("version"))
     if spec.benchmark in CHANGED_PARSERS and plan.route == "lm_eval_hf":
         measured.parser_before, measured.parser_after = parser_counts(
             measured, outputs, env)
@@ -462,6 +468,17 @@ def _items(m: Measured) -> str:
     return f"{m.n} (first {m.plan.limit})"
 
 
+def _reproduced(m: Measured) -> str:
+    """``--from-log`` reproduced the printed numbers; where not, whether the task's version
+    changed between the run and the rescoring (its parser or scoring: CHANGELOG)."""
+    if m.reproduced:
+        return "yes"
+    if m.run_version and m.scored_version and m.run_version != m.scored_version:
+        return (f"no: printed at version {m.run_version}, rescored at {m.scored_version} "
+                "(CHANGELOG)")
+    return "NO"
+
+
 def _recovery_note(m: Measured) -> str | None:
     """HotpotQA-FLM's recovery divides by F1(complete) − F1(incomplete): when the downstream
     model does no better with the complete context, the number has no meaning; say so."""
@@ -526,7 +543,7 @@ def render(measured: Sequence[Measured], extras: Mapping[str, str],
             f"| `{m.plan.task}` | {_items(m)} | {shown} | "
             f"{_number(value)} ± {_number(stderr)} | {_paper_context(m.plan.task, m.headline)} | "
             f"{_number(m.parse_rate, 2)} | {m.truncation_rate:.2f} | {m.wall_seconds:.0f} | "
-            f"{m.tokens / m.wall_seconds:.1f} | {'yes' if m.reproduced else 'NO'} |")
+            f"{m.tokens / m.wall_seconds:.1f} | {_reproduced(m)} |")
     lines += [""] + [f"{note}" for m in chat if (note := _recovery_note(m))]
     lines += ["", "A task whose headline is judged (CondAmbigQA's closed-book settings) shows its "
               "first judge-free metric in its place, marked *not the headline*: these runs have "

@@ -128,3 +128,14 @@ def test_a_short_split_and_a_meaningless_recovery_are_said(report):
     gaining = _record(report, task="hotpot_flm_test", benchmark="hotpot_flm",
                       metrics={"f1_complete": 0.72, "f1_incomplete": 0.53})
     assert report._recovery_note(gaining) is None
+
+
+def test_a_run_printed_at_an_older_version_says_why_it_is_not_reproduced(report):
+    """A parser change after the run: --from-log gives the new version's numbers, so the
+    printed ones are not reproduced, and the page names both versions."""
+    older = _record(report, reproduced=False, run_version="3-A", scored_version="4-A")
+    assert report._reproduced(older) == "no: printed at version 3-A, rescored at 4-A (CHANGELOG)"
+    assert report._reproduced(_record(report, reproduced=False)) == "NO"
+    assert report._reproduced(_record(report)) == "yes"
+    back = report.Measured.from_json(older.to_json())
+    assert (back.run_version, back.scored_version) == ("3-A", "4-A")
