@@ -226,7 +226,7 @@ class Measured:
     wall_seconds: float
     tokens: int
     output_digests: dict[str, str]  # sample id -> sha256 of the output (consistency)
-    prompt_digests: dict[str, str]  # sample id -> sha256 of the prompt as logged
+    prompt_digests: dict[str, str]  # sample id -> sha256 of the prompt the model saw
     options: dict
     command: list[str]
     measured_on: str  # the date the run was measured
@@ -281,6 +281,24 @@ def _prompts(log: Path) -> dict[str, str]:
     samples = json.loads(log.read_text())["samples"]
     return {str(s["id"]): s["input"] if isinstance(s["input"], str)
             else s["input"][-1]["content"] for s in samples}
+
+
+def _as_templated(tokenizer, text: str, user_message: bool) -> str:
+    """The prompt as the model saw it, so that front ends compare: lm-eval ``hf`` logs the
+    chat-templated text, Inspect the user message (``user_message``), lm-eval's chat API
+    route the messages as JSON; the last two get the model's chat template applied, as the
+    front end (or the server) applies it."""
+    messages = [{"role": "user", "content": text}] if user_message else None
+    if messages is None and text.startswith("["):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = None
+        if isinstance(value, list) and all(isinstance(m, dict) and "role" in m for m in value):
+            messages = value
+    if messages is None:
+        return text
+    return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
 
 
 _REPEATED_LINE = 3  # a line seen this many times: the model is looping
@@ -343,7 +361,9 @@ def measure(plan: PlannedRun, out: Path, folder: Path, env: dict[str, str]) -> M
     reproduced = all(_same(reported.get(name), value) for name, value in result["metrics"].items())
     timing = json.loads((out / "run.json").read_text())
     parse = [value for value in parse_values if value is not None]
-    prompts = _prompts(log)
+    prompts = {key: _as_templated(tokenizer, text, plan.config == "chat" and
+                                  log.suffix != ".jsonl")
+               for key, text in _prompts(log).items()}
     measured = Measured(
         plan=plan, benchmark=spec.benchmark, n=result["n_scored"], headline=headline,
         value=result["metrics"].get(headline), stderr=(result.get("stderr") or {}).get(headline),
@@ -669,15 +689,17 @@ def consistency_section(measured: Sequence[Measured]) -> str:
             continue
         shared = sorted(set(m.output_digests) & set(base.output_digests))
         differ = [key for key in shared if m.output_digests[key] != base.output_digests[key]]
-        same_prompt = sum(1 for key in differ
-                          if m.prompt_digests.get(key) == base.prompt_digests.get(key))
+        prompted = {key for key in shared
+                    if m.prompt_digests.get(key) == base.prompt_digests.get(key)}
         rows.append(f"| `{m.plan.task}` | {m.plan.route} (batch {m.plan.batch_size}) | "
-                    f"{len(shared)} | {len(shared) - len(differ)} | {len(differ)} | "
-                    f"{same_prompt} |")
+                    f"{len(shared)} | {len(prompted)} | {len(shared) - len(differ)} | "
+                    f"{len(differ)} | {len(prompted & set(differ))} |")
     return "\n".join([
-        "Greedy outputs of the same items, against the lm-eval `hf` run of the same task:",
-        "", "| task | route | items | same output | different | of which same prompt text |",
-        "| --- | --- | --- | --- | --- | --- |", *rows, "",
+        "Greedy outputs of the same items, against the lm-eval `hf` run of the same task "
+        "(prompts compared as the model saw them, chat template applied):",
+        "", "| task | route | items | same prompt | same output | different output | "
+        "of which same prompt |",
+        "| --- | --- | --- | --- | --- | --- | --- |", *rows, "",
         "A different output from the same prompt text would come from batching: lm-eval pads "
         "a batch on the left, which moves float32 logits in the last bits, and a greedy "
         "tie-break then picks another token; at batch size 1 every route gives the same text "

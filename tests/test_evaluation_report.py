@@ -139,3 +139,36 @@ def test_a_run_printed_at_an_older_version_says_why_it_is_not_reproduced(report)
     assert report._reproduced(_record(report)) == "yes"
     back = report.Measured.from_json(older.to_json())
     assert (back.run_version, back.scored_version) == ("3-A", "4-A")
+
+
+class _Template:
+    """A chat template stand-in: what the tokenizer's ``apply_chat_template`` does with
+    messages, as text."""
+
+    def apply_chat_template(self, messages, tokenize, add_generation_prompt):
+        assert tokenize is False and add_generation_prompt is True
+        return "".join(f"<{m['role']}>{m['content']}" for m in messages) + "<assistant>"
+
+
+def test_prompts_are_compared_as_the_model_saw_them(report):
+    """lm-eval hf logs the templated text, Inspect the user message, lm-eval's chat API
+    route the messages as JSON: all three become the templated text."""
+    template = _Template()
+    templated = "<user>Which year?<assistant>"
+    assert report._as_templated(template, "Which year?", user_message=True) == templated
+    assert report._as_templated(template, json.dumps([{"role": "user", "content": "Which year?"}]),
+                                user_message=False) == templated
+    assert report._as_templated(template, templated, user_message=False) == templated
+    assert report._as_templated(template, "[not json", user_message=False) == "[not json"
+
+
+def test_the_consistency_table_counts_prompts_and_outputs_against_lm_eval(report):
+    base = _record(report, output_digests={"q1": "a", "q2": "b", "q3": "c"},
+                   prompt_digests={"q1": "p1", "q2": "p2", "q3": "p3"})
+    plan = report.PlannedRun("chat", "inspect_hf", "ambignq", 100, batch_size=8)
+    other = _record(report, plan=plan, output_digests={"q1": "a", "q2": "x", "q3": "y"},
+                    prompt_digests={"q1": "p1", "q2": "p2", "q3": "other"})
+    [row] = [line for line in report.consistency_section([base, other]).splitlines()
+             if line.startswith("| `ambignq`")]
+    # 3 items, 2 with the same prompt; 1 same output, 2 different, 1 of them same prompt
+    assert row == "| `ambignq` | inspect_hf (batch 8) | 3 | 2 | 1 | 2 | 1 |"
