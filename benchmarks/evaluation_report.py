@@ -283,21 +283,26 @@ def _prompts(log: Path) -> dict[str, str]:
             else s["input"][-1]["content"] for s in samples}
 
 
-def _as_templated(tokenizer, text: str, user_message: bool) -> str:
+def _as_templated(tokenizer, text, user_message: bool) -> str:
     """The prompt as the model saw it, so that front ends compare: lm-eval ``hf`` logs the
     chat-templated text, Inspect the user message (``user_message``), lm-eval's chat API
     route the messages as JSON; the last two get the model's chat template applied, as the
     front end (or the server) applies it."""
     messages = [{"role": "user", "content": text}] if user_message else None
-    if messages is None and text.startswith("["):
+    # lm-eval's samples file holds the chat API route's messages as a JSON string, alone
+    # or in a one-element list
+    value = text[0] if isinstance(text, list) and len(text) == 1 and \
+        isinstance(text[0], str) else text
+    if messages is None and isinstance(value, str) and value.startswith("["):
         try:
-            value = json.loads(text)
+            value = json.loads(value)
         except ValueError:
             value = None
-        if isinstance(value, list) and all(isinstance(m, dict) and "role" in m for m in value):
-            messages = value
+    if messages is None and isinstance(value, list) and \
+            all(isinstance(m, dict) and "role" in m for m in value):
+        messages = value
     if messages is None:
-        return text
+        return text if isinstance(text, str) else json.dumps(text, sort_keys=True)
     return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
 
 

@@ -159,6 +159,10 @@ def test_prompts_are_compared_as_the_model_saw_them(report):
     assert report._as_templated(template, json.dumps([{"role": "user", "content": "Which year?"}]),
                                 user_message=False) == templated
     assert report._as_templated(template, templated, user_message=False) == templated
+    assert report._as_templated(template, [{"role": "user", "content": "Which year?"}],
+                                user_message=False) == templated
+    assert report._as_templated(template, [json.dumps([{"role": "user", "content": "Which year?"}])],
+                                user_message=False) == templated
     assert report._as_templated(template, "[not json", user_message=False) == "[not json"
 
 
