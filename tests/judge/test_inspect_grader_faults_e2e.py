@@ -34,9 +34,10 @@ def subject():
 
 
 def run_inspect(tmp_path: Path, subject: JudgeServer, grader_url: str, *task_args: str,
-                counted_port: int | None = None) -> tuple[subprocess.CompletedProcess, int]:
+                counted_port: int | None = None,
+                data: Path = FIXTURE_DATA) -> tuple[subprocess.CompletedProcess, int]:
     """The run, and (with ``counted_port``) its connection attempts to that port."""
-    env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA),
+    env = subprocess_env(CONDAMBIG_DATA_DIR=str(data),
                          CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"),
                          SUBJECT_BASE_URL=subject.base_url, SUBJECT_API_KEY="k",
                          GRADER_BASE_URL=grader_url, GRADER_API_KEY="grader-key")

@@ -28,8 +28,8 @@ from tests.judge.test_inspect_grader_faults_e2e import (
     SUBJECT_REPLY,
     check_connections,
     only_log,
+    run_inspect,
 )
-from tests.support.connections import counting_environment
 from tests.support.judge_server import JudgeServer, judge_server_process
 
 pytestmark = pytest.mark.e2e
@@ -61,22 +61,10 @@ def _many_questions(tmp_path: Path) -> tuple[Path, int]:
 
 def _run(tmp_path: Path, subject: JudgeServer, data: Path, grader_url: str,
          counted_port: int | None = None) -> tuple[subprocess.CompletedProcess, int]:
-    """The run, and (with ``counted_port``) its connection attempts to that port."""
-    env = subprocess_env(CONDAMBIG_DATA_DIR=str(data),
-                         CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"),
-                         SUBJECT_BASE_URL=subject.base_url, SUBJECT_API_KEY="k",
-                         GRADER_BASE_URL=grader_url, GRADER_API_KEY="grader-key")
-    attempts = None
-    if counted_port is not None:
-        env, attempts = counting_environment(tmp_path / "counting", counted_port, env)
-    command = [executable("inspect"), "eval", "condambig/condambigqa",
-               "--model", "openai-api/subject/m",
-               "--model-role", "grader=openai-api/grader/j",
-               "--log-dir", str(tmp_path / "logs"), "--display", "plain",
-               "--max-samples", "1"]  # judgements in flight: one sample's
-    completed = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True,
-                               text=True, timeout=600)
-    return completed, 0 if attempts is None else attempts()
+    """The run (one sample at a time: one sample's judgements in flight), and (with
+    ``counted_port``) its connection attempts to that port."""
+    return run_inspect(tmp_path, subject, grader_url, "--max-samples", "1",
+                       counted_port=counted_port, data=data)
 
 
 @pytest.mark.parametrize("die_with", ["disconnect", "exit"])
