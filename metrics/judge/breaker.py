@@ -10,7 +10,10 @@ and when :data:`PROBES` probes in a row fail too the endpoint is declared gone: 
 waiting and later request fails at once as an endpoint failure, without being sent.
 
 Only connection failures count. Any answer (an HTTP error, a 429, a malformed body) or a
-timeout (a slow judge) resets the count, so a slow or rate-limiting judge never trips it.
+timeout (a slow judge) resets the count, so a slow or rate-limiting judge never trips it;
+but only an answer to a request sent after the latest connection failure: one that was
+sent before says nothing of the endpoint now (a slow answer from before the death would
+otherwise reopen the gate for another round of failures).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ class ConnectionBreaker:
         self._next_probe = 0.0
         self._opened_at = 0.0
         self._last_error = ""
+        self._failed_at = float("-inf")  # when the latest connection failure came back
         self._event: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -70,12 +74,15 @@ class ConnectionBreaker:
             except asyncio.TimeoutError:
                 pass
 
-    def report(self, probe: bool, connected: bool | None, error: str = "") -> None:
+    def report(self, probe: bool, connected: bool | None, error: str = "",
+               sent_at: float | None = None) -> None:
         """The outcome of a request: ``connected`` False for a connection failure, True for
-        anything else that came back (an answer, a timeout), None when it was not sent."""
+        anything else that came back (an answer, a timeout), None when it was not sent;
+        ``sent_at`` (``time.monotonic()`` when it was sent) tells a stale answer apart."""
         now = time.monotonic()
         if connected is False:
             self.consecutive += 1
+            self._failed_at = now
             self._last_error = error
             if self.consecutive == self.trip_after:
                 self._opened_at, self._next_probe = now, now + self.probe_seconds
@@ -92,6 +99,8 @@ class ConnectionBreaker:
                     self._next_probe = now + self.probe_seconds * 2 ** self.probes_sent
         elif connected is None and probe:
             self.probes_sent -= 1  # not sent: the next request probes instead
+        elif connected and sent_at is not None and sent_at < self._failed_at:
+            pass  # sent before the latest failure: no news of the endpoint now
         elif connected:
             if self.open:
                 logger.debug("judge endpoint: answering again")

@@ -342,6 +342,7 @@ class JudgeEngine:
         """:meth:`_send`, telling the breaker whether the endpoint accepted the connection."""
         connected: bool | None = None
         error_text = ""
+        sent_at = time.monotonic()
         try:
             completion = await self._send(prompt)
             connected = True
@@ -355,7 +356,7 @@ class JudgeEngine:
             connected = True
             raise
         finally:
-            self.breaker.report(probe, connected, error_text)
+            self.breaker.report(probe, connected, error_text, sent_at)
 
     async def _send(self, prompt: str) -> JudgeCompletion:
         self._counters.requests_sent += 1

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 
 from condambig_metrics.judge import JudgeCache, JudgeConfig, JudgeEngine, OpenAIJudgeBackend
-from condambig_metrics.judge.breaker import PROBES, TRIP_AFTER
+from condambig_metrics.judge.breaker import PROBES, TRIP_AFTER, ConnectionBreaker
 from tests.abg_coqa.scripted_outputs import judge_rules
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
 from tests.judge.conftest import request
@@ -76,6 +77,22 @@ def test_a_judge_dropping_a_few_connections_is_probed_and_judges_everything(
     results = engine.judge_many_sync([request(f"answer {i}") for i in range(40)])
     assert not any(result.failed for result in results)
     assert engine.endpoint_failure is None and not engine.breaker.open
+
+
+def test_a_late_answer_to_a_request_sent_before_the_failures_keeps_the_count() -> None:
+    """Answers sent before a death may come back after its first failures (a loaded
+    machine); they must not reset the count, or each lets another round of failures
+    through."""
+    breaker = ConnectionBreaker()
+    sent_before = time.monotonic()
+    for _ in range(TRIP_AFTER - 1):
+        breaker.report(False, False, "refused", time.monotonic())
+    breaker.report(False, True, "", sent_before)
+    assert breaker.consecutive == TRIP_AFTER - 1
+    breaker.report(False, False, "refused", time.monotonic())
+    assert breaker.open
+    breaker.report(False, True, "", time.monotonic())  # sent after them: it answers again
+    assert not breaker.open and breaker.consecutive == 0
 
 
 def test_a_slow_judge_does_not_trip_the_breaker(judge_server) -> None:
