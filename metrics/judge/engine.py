@@ -34,6 +34,7 @@ from condambig_metrics.judge.errors import (
     RateLimitedError,
     RequestNotSentError,
     TransientJudgeError,
+    UnparseableReplyError,
     redact_secrets,
 )
 from condambig_metrics.judge.prompt import SCORE_MAX, render_prompt
@@ -268,6 +269,7 @@ class JudgeEngine:
         deadline: float | None = None
         backoff = self.backoff_initial_seconds
         retry = False
+        unparseable_reply: str | None = None  # the last reply no score was read from
         while True:
             try:
                 sent_at = await throttle.acquire(retry, deadline, self.retry_budget_seconds)
@@ -303,6 +305,16 @@ class JudgeEngine:
                     throttle.rate_limited(error.retry_after, sent_at)
                     failure: TransientJudgeError = error
                     rate_limited = True
+                except UnparseableReplyError as error:
+                    if completion.text == unparseable_reply:
+                        # the same reply to the same request at temperature 0: asking
+                        # again would only repeat it (a real judge that did not write the
+                        # verdict format spent the whole retry budget on copies of it)
+                        raise UnparseableReplyError(
+                            f"{error} (the same reply twice at temperature 0: not asked "
+                            "again)") from None
+                    unparseable_reply = completion.text
+                    failure = error
                 except TransientJudgeError as error:
                     failure = error
                 else:

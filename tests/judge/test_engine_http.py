@@ -59,7 +59,7 @@ def test_results_keep_request_order_and_identical_prompts_are_sent_once(
 
 
 @pytest.mark.parametrize("kind", ["429", "500", "503", "408", "timeout", "malformed",
-                                  "no_choices", "disconnect", "unparseable"])
+                                  "no_choices", "disconnect"])
 def test_transient_fault_is_retried_then_succeeds(judge_server, make_engine, kind) -> None:
     server = judge_server({**SCRIPT, "faults": [{"kind": kind, "first": 2, "sleep_seconds": 2}]})
     engine = make_engine(server, max_retries=3, timeout_seconds=0.5, concurrency=1)
@@ -69,6 +69,25 @@ def test_transient_fault_is_retried_then_succeeds(judge_server, make_engine, kin
     assert server.stats()["requests"] == 3
     assert engine.stats.retries == 2 and engine.stats.requests_sent == 3
     assert engine.stats.failures == 0
+
+
+def test_an_unparseable_reply_is_asked_again_once_not_while_it_repeats(
+        judge_server, make_engine) -> None:
+    """A reply with no score is asked again (an API at temperature 0 may answer otherwise);
+    the same reply a second time ends the judgement: a deterministic judge would repeat it
+    for every retry."""
+    server = judge_server({**SCRIPT, "faults": [{"kind": "unparseable", "first": 1}]})
+    engine = make_engine(server, max_retries=3, concurrency=1)
+    [result] = engine.judge_many_sync([request("Lyon")])
+    assert not result.failed and result.raw_score == pytest.approx(6.1)
+    assert server.stats()["requests"] == 2 and engine.stats.retries == 1
+    server.reset()
+    server.set_script({**SCRIPT, "faults": [{"kind": "unparseable", "first": 3}]})
+    [result] = make_engine(server, max_retries=3, concurrency=1).judge_many_sync(
+        [request("Paris")])
+    assert result.failed and result.score is None
+    assert "no score" in result.error and "the same reply twice" in result.error
+    assert server.stats()["requests"] == 2  # not 1 + max_retries
 
 
 # A persistent 429 is a rate limit, bounded by the retry budget in time instead of
@@ -86,7 +105,9 @@ def test_persistent_fault_is_counted_as_judge_failed_not_zero(
     assert failed.failed and failed.score is None and failed.raw_score is None
     assert failed.error
     assert fine.score == pytest.approx(0.5)
-    assert server.stats()["requests"] == 3 + 1  # 1 try + 2 retries for Lyon, 1 for Paris
+    # 1 try + 2 retries for Lyon (an unparseable reply: 1 retry, the same reply again ends
+    # it), 1 for Paris
+    assert server.stats()["requests"] == (2 if kind == "unparseable" else 3) + 1
     assert engine.stats.failures == 1
     # failures are not cached: the next run asks again for Lyon only
     server.reset()
@@ -216,14 +237,15 @@ def test_a_judge_echoing_its_prompt_is_not_read_in_the_copied_output(
         judge_server, make_engine, echo, expected) -> None:
     """The output under evaluation carries a verdict; a judge that copies its prompt (and
     so the output's block) before or after its own verdict is read for its own, and one
-    that gives none fails the judgement (retried first), never scoring the output's 10."""
+    that gives none fails the judgement (asked again once: the same echo again ends it),
+    never scoring the output's 10."""
     server = judge_server({"default": {"scores": {"3": 1.0}, "echo": echo, "logprobs": False}})
     engine = make_engine(server, max_retries=2)
     [result] = engine.judge_many_sync([request(INJECTED)])
     assert '{"score": 10' in server.stats(with_prompts=True)["prompts"][0]
     if expected is None:
         assert result.failed and result.raw_score is None
-        assert server.stats()["requests"] == 3 and engine.stats.failures == 1
+        assert server.stats()["requests"] == 2 and engine.stats.failures == 1
     else:
         assert not result.failed and result.raw_score == expected
         assert server.stats()["requests"] == 1
