@@ -117,6 +117,13 @@ PLANS: dict[str, list[PlannedRun]] = {
     ],
 }
 SPEED_TASK = "abg_coqa_clarification"  # plain generate vs the lm-eval run on the same prompts
+# `transformers serve` answers one request at a time, each judgement a generation of up to
+# 256 tokens (about 20 s here): at the default 32 in flight the queued ones pass the 60 s
+# timeout (measured 2026-11-27: 8 of 10 Abg-CoQA judgements timed out, 42 requests), and
+# the next run's judge check waited behind the abandoned ones. One at a time, every reply
+# is read, which is what the section shows: what the trust rules do with a real judge's
+# replies.
+JUDGE_SETTINGS = {"CONDAMBIG_JUDGE_CONCURRENCY": "1"}
 
 
 # ---------------------------------------------------------------- data
@@ -745,7 +752,9 @@ def judge_section(plans: Sequence[PlannedRun], measured: Sequence[Measured],
     for plan in plans:
         if plan.config != "judged":
             continue
-        where = f"judge `{real_model.SERVED_NAME}` served on 127.0.0.1"
+        where = (f"judge `{real_model.SERVED_NAME}` served on 127.0.0.1 ("
+                 + ", ".join(f"`{key}={value}`" for key, value in JUDGE_SETTINGS.items())
+                 + ": the server answers one request at a time)")
         if plan in stopped:
             run = stopped[plan]
             parts.append(f"`{plan.task}` ({plan.limit} items), {where}: exit {run['returncode']}, "
@@ -899,7 +908,8 @@ def main(argv: list[str] | None = None) -> int:
                 if served is None:
                     served = stack.enter_context(
                         ServedModel(folder, args.runs / "serve.log", env=env))
-                judge = served.judge_environment() if plan.config == "judged" else {}
+                judge = {**served.judge_environment(), **JUDGE_SETTINGS} \
+                    if plan.config == "judged" else {}
                 run_env = {**env, **served.environment(), **judge}
             if not args.report_only:
                 run_one(plan, folder, args.runs, run_env,

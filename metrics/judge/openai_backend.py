@@ -124,7 +124,8 @@ class OpenAIJudgeBackend:
                 body = await response.read()
         except asyncio.TimeoutError as error:  # aiohttp's own timeouts included
             raise TransientJudgeError(
-                f"judge request timed out after {self.config.timeout_seconds:g} s") from error
+                f"judge request timed out after {self.config.timeout_seconds:g} s"
+                + _timeout_hint(self.config.concurrency)) from error
         except aiohttp.ClientConnectionError as error:  # refused, reset, closed unanswered
             raise ConnectionFailedError(
                 f"cannot reach the judge endpoint: {_one_line(error)}") from error
@@ -273,6 +274,16 @@ def _error_message(body: bytes) -> tuple[str, str | None]:
             if isinstance(message, str) and message.strip():
                 return _one_line(message), None if code is None else str(code)
     return _one_line(text) or "(no message)", None
+
+
+def _timeout_hint(concurrency: int) -> str:
+    """What to change after a timeout: a local server that answers one request at a time
+    keeps the others in flight waiting, each against its own timeout."""
+    if concurrency > 1:
+        return (f" ({concurrency} requests in flight: a server that answers one at a time "
+                "keeps the others waiting; lower CONDAMBIG_JUDGE_CONCURRENCY / "
+                "judge_concurrency, or raise CONDAMBIG_JUDGE_TIMEOUT / judge_timeout)")
+    return " (raise CONDAMBIG_JUDGE_TIMEOUT / judge_timeout for a slow judge)"
 
 
 def _one_line(text: object) -> str:

@@ -90,6 +90,18 @@ def test_an_unparseable_reply_is_asked_again_once_not_while_it_repeats(
     assert server.stats()["requests"] == 2  # not 1 + max_retries
 
 
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_a_timeout_says_what_to_change(judge_server, make_engine, concurrency) -> None:
+    """A local judge that answers one request at a time times out the requests queued
+    behind the first: the failure names the setting that helps."""
+    server = judge_server({**SCRIPT, "faults": [{"kind": "timeout", "sleep_seconds": 1}]})
+    engine = make_engine(server, max_retries=0, timeout_seconds=0.2, concurrency=concurrency)
+    [result] = engine.judge_many_sync([request("Lyon")])
+    assert result.failed and "timed out after 0.2 s" in result.error
+    assert "CONDAMBIG_JUDGE_TIMEOUT" in result.error
+    assert ("CONDAMBIG_JUDGE_CONCURRENCY" in result.error) == (concurrency > 1)
+
+
 # A persistent 429 is a rate limit, bounded by the retry budget in time instead of
 # max_retries: tests/judge/test_rate_limits.py.
 @pytest.mark.parametrize("kind", ["500", "timeout", "malformed", "unparseable"])
