@@ -90,8 +90,8 @@ PLANS: dict[str, list[PlannedRun]] = {
         # in the order they run: every short task once at 100 items, the other front ends
         # and the judge (they fill the report's consistency, judge and register sections),
         # then CondAmbigQA closed book (512-token budget; closed book with conditions, 1,024,
-        # took 4,709 s), the long CondAmbigQA settings, then the configuration without the
-        # chat template
+        # took 4,709 s), the configuration without the chat template, then the long
+        # CondAmbigQA settings and HotpotQA-FLM's full split
         *(PlannedRun("chat", "lm_eval_hf", task, 100, batch_size=32) for task in FIRST),
         *(PlannedRun("chat", "lm_eval_hf", task, 100, batch_size=32) for task in CHEAP
           if task != "condambigqa_closed_book"),
@@ -105,9 +105,9 @@ PLANS: dict[str, list[PlannedRun]] = {
         PlannedRun("judged", "lm_eval_hf", "abg_coqa_clarification", 10, batch_size=10),
         PlannedRun("judged", "lm_eval_hf", "condambigqa_closed_book", 3, batch_size=3),
         PlannedRun("chat", "lm_eval_hf", "condambigqa_closed_book", 100, batch_size=32),
-        *(PlannedRun("chat", "lm_eval_hf", task, 100, batch_size=32) for task in LONG),
         *(PlannedRun("plain", "lm_eval_hf", task, 100, batch_size=32)
           for task in CHEAP if task != "abg_coqa_detection"),
+        *(PlannedRun("chat", "lm_eval_hf", task, 100, batch_size=32) for task in LONG),
     ],
     "quick": [
         PlannedRun("chat", "lm_eval_hf", "abg_coqa_detection", 8),
