@@ -119,7 +119,7 @@ def test_an_eval_set_retries_a_task_whose_grader_went_away_without_generating_ag
               "die_with": "disconnect"}
     data, _ = _many_questions(tmp_path)
     subject.reset()
-    retries = 2
+    retries = 1
     with JudgeServer(script) as grader:
         env = subprocess_env(CONDAMBIG_DATA_DIR=str(data),
                              CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"),
