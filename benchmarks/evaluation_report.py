@@ -588,7 +588,9 @@ def render(measured: Sequence[Measured], extras: Mapping[str, str],
               "for context only; `*` marks a number that is not the same quantity. `truncated`: "
               "outputs whose length reached the generation budget. tokens/s: generated tokens "
               "(re-tokenised outputs) over the whole command's wall time, model loading "
-              "included.", ""]
+              "included. Each run's wall time is of its own sitting on a shared 2-core "
+              "machine, some beside other jobs (test suites): compare speeds only within "
+              "**Speed** below, measured side by side in one quiet sitting.", ""]
     lines += ["## What the real outputs show", ""]
     for m in measured:
         if m.plan.route != "lm_eval_hf":
