@@ -781,7 +781,7 @@ def report_section(measured: Sequence[Measured], runs: Path, out_dir: Path,
     link = f"[{target.name}]({out_dir.name}/{target.name})"
     inputs = []
     for m in measured:
-        if m.plan.route == "lm_eval_hf" and m.plan.task in CHEAP:
+        if m.plan.route == "lm_eval_hf" and m.plan.task in CHEAP and m.plan.config != "judged":
             run = runs / m.plan.name
             inputs += [run / "from-log.json", run / "per-sample.jsonl"]
     if not inputs:

@@ -118,3 +118,35 @@ def test_per_sample_scores_are_let_go_after_their_last_pair(monkeypatch):
     assert len(section.pairs) == 5 and max(held) == 2
     assert all(u.samples == 6 and u.units == 6 for u in section.uncertainty)
     assert all(not u.scored.samples for u in section.uncertainty)
+
+
+def test_two_judge_free_runs_of_a_judged_headline_say_why_they_are_not_paired(tmp_path):
+    """CondAmbigQA closed book's headline needs a judge: two runs without one have no
+    headline to pair, and the row says that (not "one judged, one not")."""
+    questions = json.loads((FIXTURE_DATA / "condambigqa" / "condambigqa_fixture.json")
+                           .read_text())
+    env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA), CONDAMBIG_OFFLINE="1")
+    paths = []
+    for name, answer in [("chat", "Paris"), ("plain", "Lyon")]:
+        outputs = tmp_path / f"{name}.outputs.json"
+        outputs.write_text(json.dumps([
+            {"id": q["id"], "output": json.dumps({"answers": [{"answer": answer}]})}
+            for q in questions]))
+        per_sample = tmp_path / f"{name}.per-sample.jsonl"
+        result = subprocess.run([executable("condambig-score"), "condambigqa", "--setting",
+                                 "closed_book", "--release", "200", "--outputs", str(outputs),
+                                 "--per-sample", str(per_sample)], env=env,
+                                capture_output=True, text=True, timeout=600)
+        assert result.returncode == 0, result.stderr[-2000:]
+        saved = tmp_path / f"{name}.json"
+        saved.write_text(result.stdout)
+        paths += [saved, per_sample]
+    report = tmp_path / "r.md"
+    result = subprocess.run([executable("condambig-report"), *map(str, paths), "-o",
+                             str(report), "--no-figures", "--bootstrap-resamples", "20"],
+                            env=subprocess_env(), capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    [paired] = [t for t in section_tables(report.read_text(), "### Task `condambigqa_closed_book`")
+                if "A" in t[0]]
+    [row] = paired
+    assert "the headline needs a judge and neither run had one" in " ".join(row.values())

@@ -195,6 +195,9 @@ def pair_row(section: Section, a: int, b: int, settings: Settings) -> PairRow:
     if judges is not None:
         return PairRow(a, b, None, reason=judges)
     metric = benchmark.headline_metric(first.options, first.judged)
+    if metric is None and benchmark.headline_metric(second.options, second.judged) is None:
+        return PairRow(a, b, None, reason="not compared: the headline needs a judge and "
+                                          "neither run had one")
     if metric is None or metric != benchmark.headline_metric(second.options, second.judged):
         return PairRow(a, b, None, reason="the runs have no common headline metric (one "
                                           "judged, one not)")
