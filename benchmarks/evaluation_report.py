@@ -51,7 +51,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from condambig_tasks import local_model, registry  # noqa: E402
+from condambig_tasks import local_model, registry, settings  # noqa: E402
 from tests.support import real_model  # noqa: E402
 from tests.support.real_model import ROUTES, ServedModel  # noqa: E402
 
@@ -123,7 +123,7 @@ SPEED_TASK = "abg_coqa_clarification"  # plain generate vs the lm-eval run on th
 # the next run's judge check waited behind the abandoned ones. One at a time, every reply
 # is read, which is what the section shows: what the trust rules do with a real judge's
 # replies.
-JUDGE_SETTINGS = {"CONDAMBIG_JUDGE_CONCURRENCY": "1"}
+JUDGE_SETTINGS = {settings.JUDGE_CONCURRENCY_VARIABLE: "1"}
 
 
 # ---------------------------------------------------------------- data

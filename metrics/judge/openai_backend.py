@@ -281,9 +281,10 @@ def _timeout_hint(concurrency: int) -> str:
     keeps the others in flight waiting, each against its own timeout."""
     if concurrency > 1:
         return (f" ({concurrency} requests in flight: a server that answers one at a time "
-                "keeps the others waiting; lower CONDAMBIG_JUDGE_CONCURRENCY / "
-                "judge_concurrency, or raise CONDAMBIG_JUDGE_TIMEOUT / judge_timeout)")
-    return " (raise CONDAMBIG_JUDGE_TIMEOUT / judge_timeout for a slow judge)"
+                "keeps the others waiting; lower CONDAMBIG_JUDGE_CONCURRENCY / --metadata "
+                "judge_concurrency, or raise CONDAMBIG_JUDGE_TIMEOUT / --metadata "
+                "judge_timeout)")
+    return " (raise CONDAMBIG_JUDGE_TIMEOUT / --metadata judge_timeout for a slow judge)"
 
 
 def _one_line(text: object) -> str:
