@@ -1,7 +1,9 @@
 """Before / after, in one run: the provenance digest (``records_sha256``) at 10,000
-CondAmbigQA items, and AmbigNQ's question metrics (``score_question``) with every
+CondAmbigQA items, AmbigNQ's question metrics (``score_question``) with every
 multi-answer annotation of the data scored as a prediction against its question (each
-case once, so the per-text caches gain only within a question).
+case once, so the per-text caches gain only within a question), and AmbigNQ's question
+tokens: NLTK's ``TreebankWordTokenizer`` (its patterns behind NLTK's ReDoS timer, and the
+import of ``nltk``) against the same rules on the standard library's ``re``.
 
 "Before" is the previous computation, kept here as the definition: records converted with
 ``dataclasses.asdict`` then ``json_safe`` (and built a second time for lm-eval's docs); BLEU
@@ -19,6 +21,8 @@ import dataclasses
 import hashlib
 import json
 import os
+import statistics
+import subprocess
 import sys
 import time
 from fractions import Fraction
@@ -125,7 +129,6 @@ def question_metrics() -> None:
                 cases.append((item.question, item.annotations, [
                     ambignq.PredictedPair(pair.answers[0], pair.question.split("|")[0])
                     for pair in annotation.pairs]))
-    ambignq.normalize_question("warm up")  # NLTK's tokenizer import, in neither timing
     _bleu_before("a", ["a"])
     patched = {"question_bleu": _bleu_before, "edit_f1": _edit_f1_before,
                "answer_matches": _answer_matches_before}
@@ -147,6 +150,49 @@ def question_metrics() -> None:
           "identical scores")
 
 
+def _best_of(rounds: int, work) -> float:
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def _import_seconds(module: str, rounds: int = 5) -> float:
+    """Median wall time of a fresh interpreter importing ``module`` (minus a bare start)."""
+    def once(code: str) -> float:
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True)
+        return time.perf_counter() - start
+    bare = statistics.median(once("pass") for _ in range(rounds))
+    return statistics.median(once(f"import {module}") for _ in range(rounds)) - bare
+
+
+def question_tokens() -> None:
+    from nltk.tokenize import TreebankWordTokenizer
+
+    benchmark = registry.get("ambignq")
+    texts = []
+    for item in load_items(benchmark, benchmark.options({})):
+        texts.append(item.question.lower())
+        for annotation in item.annotations:
+            if isinstance(annotation, ambignq.MultipleQAs):
+                texts += [part.lower() for pair in annotation.pairs
+                          for part in pair.question.split("|")]
+    nltk_tokenizer = TreebankWordTokenizer()
+    assert [nltk_tokenizer.tokenize(t) for t in texts] == [ambignq.ptb_tokens(t) for t in texts]
+    before = _best_of(3, lambda: [nltk_tokenizer.tokenize(t) for t in texts])
+    after = _best_of(3, lambda: [ambignq.ptb_tokens(t) for t in texts])
+    print(f"AmbigNQ question tokens, {len(texts):,} questions (best of 3): NLTK "
+          f"{before:.3f} s, standard re {after:.3f} s ({before / after:.1f}x), identical tokens")
+    nltk_import = _import_seconds("nltk.tokenize")
+    ours = _import_seconds("condambig_metrics.ambignq")
+    print(f"import (fresh interpreter, median of 5, bare start subtracted): nltk.tokenize "
+          f"{nltk_import:.2f} s (scipy.stats with it), condambig_metrics.ambignq "
+          f"{max(ours, 0.0):.2f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=10_000)
@@ -154,6 +200,7 @@ def main() -> None:
     print(f"data: {os.environ['CONDAMBIG_DATA_DIR']}")
     digest(args.records)
     question_metrics()
+    question_tokens()
 
 
 if __name__ == "__main__":

@@ -11,8 +11,8 @@
   BLEU is between the disambiguated questions; EDIT-F1 is the F1 between the added/deleted
   unigrams of the gold and the predicted rewrite relative to the prompt question.
 
-Differences from the official script (which needs Java): questions are tokenised with NLTK's
-``TreebankWordTokenizer`` instead of Stanford's PTBTokenizer, and BLEU is NLTK's
+Differences from the official script (which needs Java): questions are tokenised by the rules
+of NLTK's ``TreebankWordTokenizer`` (:func:`ptb_tokens`) instead of Stanford's PTBTokenizer, and BLEU is NLTK's
 ``corpus_bleu`` (computed here on n-gram counts made once per question; the tests check it
 equals NLTK's own) with a smoothing that adds pycocoevalcap's epsilons (1e-15 / 1e-9)
 instead of pycocoevalcap's ``Bleu``. Answer F1 does not involve either and is identical; see the task README for the
@@ -22,6 +22,7 @@ instead of pycocoevalcap's ``Bleu``. Answer F1 does not involve either and is id
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -133,23 +134,54 @@ def answer_set_f1(gold_answers: Sequence[Sequence[str]], predictions: Sequence[s
     return greedy_set_f1(gold_answers, predictions, lambda g, p: answer_matches(g, p))
 
 
-@lru_cache(maxsize=1)
-def _treebank_tokenizer():
-    from nltk.tokenize import TreebankWordTokenizer
+# The Penn Treebank tokenizer's rules (Robert MacIntyre's tokenizer.sed), in the order and
+# form NLTK's ``TreebankWordTokenizer.tokenize`` applies them (nltk.tokenize.treebank, 3.9),
+# compiled with the standard library: NLTK 3.9 runs every pattern through a wall-clock
+# ReDoS timer (``nltk.redos``; 1.8x slower here) and importing ``nltk`` pulls in
+# ``scipy.stats`` (~1.6 s per process). tests/ambignq/test_ptb_tokens.py checks the tokens
+# equal NLTK's on the fixture, on random text and on every real dev question.
+_PTB_BEFORE_PADDING = tuple((re.compile(pattern), replacement) for pattern, replacement in (
+    (r'^"', "``"),  # starting quotes
+    (r"(``)", r" \1 "),
+    (r"([ \(\[{<])(\"|\'{2})", r"\1 `` "),
+    (r"([:,])([^\d])", r" \1 \2"),  # punctuation
+    (r"([:,])$", r" \1 "),
+    (r"\.\.\.", " ... "),
+    (r"[;@#$%&]", r" \g<0> "),
+    (r"([^\.])(\.)([\]\)}>\"\']*)\s*$", r"\1 \2\3 "),
+    (r"[?!]", r" \g<0> "),
+    (r"([^'])' ", r"\1 ' "),
+    (r"[\]\[\(\)\{\}\<\>]", r" \g<0> "),  # parentheses and brackets
+    (r"--", " -- "),  # double dashes
+))
+_PTB_AFTER_PADDING = tuple((re.compile(pattern, flags), replacement)
+                           for pattern, flags, replacement in (
+    ("''", 0, " '' "),  # ending quotes
+    ('"', 0, " '' "),
+    (r"([^' ])('[sS]|'[mM]|'[dD]|') ", 0, r"\1 \2 "),
+    (r"([^' ])('ll|'LL|'re|'RE|'ve|'VE|n't|N'T) ", 0, r"\1 \2 "),
+    *((rf"\b({left})({right}){end}", re.IGNORECASE, r" \1 \2 ")  # contractions
+      for left, right, end in (("can", "not", r"\b"), ("d", "'ye", r"\b"), ("gim", "me", r"\b"),
+                               ("gon", "na", r"\b"), ("got", "ta", r"\b"), ("lem", "me", r"\b"),
+                               ("more", "'n", r"\b"), ("wan", "na", r"(?=\s)"))),
+    *((rf" ('t)({right})\b", re.IGNORECASE, r" \1 \2 ") for right in ("is", "was")),
+))
 
-    return TreebankWordTokenizer()
 
-
-def prepare_question_metrics() -> None:
-    """Import NLTK's tokenizer now (0.5-2 s, most of it importing ``nltk``): called where
-    the data loads, so the first scored output does not pay for it."""
-    _treebank_tokenizer()
+def ptb_tokens(text: str) -> list[str]:
+    """Penn Treebank tokens of ``text``, as NLTK's ``TreebankWordTokenizer().tokenize``."""
+    for pattern, replacement in _PTB_BEFORE_PADDING:
+        text = pattern.sub(replacement, text)
+    text = f" {text} "
+    for pattern, replacement in _PTB_AFTER_PADDING:
+        text = pattern.sub(replacement, text)
+    return text.split()
 
 
 @lru_cache(maxsize=65536)
 def normalize_question(text: str) -> str:
     """PTB-tokenise, lower-case, drop punctuation tokens, then SQuAD-normalise (as the script)."""
-    tokens = _treebank_tokenizer().tokenize(text.translate(_ASCII_QUOTES).lower())
+    tokens = ptb_tokens(text.translate(_ASCII_QUOTES).lower())
     kept = " ".join(token for token in tokens if token not in _PTB_PUNCTUATION)
     return normalize_answer(kept)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from condambig_metrics.ambignq import QUESTION_METRICS, prepare_question_metrics, score_question
+from condambig_metrics.ambignq import QUESTION_METRICS, score_question
 from condambig_tasks.ambignq.loader import (
     ASSET,
     HUB_REVISION,
@@ -87,14 +87,12 @@ class AmbigNQ(Benchmark[AmbigNQOptions, AmbigNQQuestion]):
     def load(self, options: AmbigNQOptions) -> list[AmbigNQQuestion]:
         from condambig_tasks.ambignq.loader import AmbigNQDataConfig
 
-        prepare_question_metrics()
         return load_questions(AmbigNQDataConfig(hub_revision=options.hub_revision))
 
     def expected_size(self, options: AmbigNQOptions) -> int:
         return DEV_LIGHT_SIZE
 
     def load_file(self, path: Path, options: AmbigNQOptions) -> list[AmbigNQQuestion]:
-        prepare_question_metrics()
         return parse_records(read_json(path), str(path))
 
     def prompt(self, item: AmbigNQQuestion, options: AmbigNQOptions) -> str:

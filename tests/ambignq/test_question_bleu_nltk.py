@@ -93,20 +93,3 @@ def test_cached_edits_give_the_official_edit_f1(use_fixture_data):
         for _ in range(2):  # computed, then from the cache
             assert edit_f1(prompt, predicted, questions[1:4]) == \
                 _edit_f1_definition(prompt, predicted, questions[1:4])
-
-
-def test_the_tokenizer_is_imported_where_the_data_loads():
-    """NLTK's import (0.5-2 s) is paid by the load, not by the first scored output."""
-    import subprocess
-    import sys
-
-    from tests.conftest import FIXTURE_DATA, subprocess_env
-
-    code = ("import sys; from condambig_tasks import registry;"
-            "from condambig_tasks.benchmark import load_items;"
-            "b = registry.get('ambignq'); load_items(b, b.options({}));"
-            "print('nltk.tokenize' in sys.modules)")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            env=subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA)),
-                            timeout=120)
-    assert result.stdout.strip() == "True", result.stderr[-2000:]
