@@ -23,6 +23,7 @@ from typing import Any
 
 from inspect_ai.model import GenerateConfig, Model, ModelOutput, get_model, model_roles
 
+from condambig.grader_connections import grader_connections
 from condambig_metrics.judge import (
     DEFAULT_BASE_URL,
     JudgeCache,
@@ -83,7 +84,8 @@ class InspectJudgeBackend:
     async def complete(self, prompt: str) -> JudgeCompletion:
         token = _JUDGE_REQUEST.set(True)
         try:
-            output = await self.model.generate(prompt, config=self.config)
+            output = await self.model.generate(
+                prompt, config=self.config.merge(grader_connections(self.model)))
         except Exception as error:
             if connection_failure(error):
                 raise ConnectionFailedError(

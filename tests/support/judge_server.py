@@ -34,11 +34,17 @@ A *script* (dict or JSON file) says what to answer::
                                                   # let through) with Retry-After in seconds,
                                                   # "date" (HTTP date), "ms" (retry-after-ms)
                                                   # or "none" (no header)
-      "die_after": 100, "die_with": "500"         # optional: from request 101 on, every
-    }                                             # request gets HTTP 500 (or "disconnect";
+      "die_after": 100, "die_with": "500",        # optional: from request 101 on, every
+                                                  # request gets HTTP 500 (or "disconnect";
                                                   # "exit": request 101 ends the server's
                                                   # process, as a killed judge, see
                                                   # judge_server_process)
+      "hold": {"in_flight": 32, "seconds": 10,    # optional: answer no request (but those
+               "except_containing": "check"}      # containing the text) until 32 are in
+    }                                             # flight or 10 s have passed since the
+                                                  # first; /stats' "in_flight_at_release"
+                                                  # says how many were (a client's
+                                                  # concurrency, counted, not timed)
 
 A fault may carry the same ``retry_after`` / ``as`` keys for its HTTP answer (a 429 or 503
 that names its wait), ``"every": N`` (only every N-th matching request gets it: 2, every
@@ -213,6 +219,21 @@ class RateLimit:
 
 
 @dataclass(frozen=True)
+class Hold:
+    """The first requests wait unanswered until ``in_flight`` are in flight (or ``seconds``
+    have passed since the first arrived), requests containing ``except_containing`` apart."""
+
+    in_flight: int
+    seconds: float = 10.0
+    except_containing: str | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Hold:
+        return cls(in_flight=int(data["in_flight"]), seconds=float(data.get("seconds", 10.0)),
+                   except_containing=data.get("except_containing"))
+
+
+@dataclass(frozen=True)
 class JudgeScript:
     rules: tuple[ScoreRule, ...] = ()
     default: ScoreRule = ScoreRule()
@@ -223,6 +244,7 @@ class JudgeScript:
     rate_limit: RateLimit | None = None
     die_after: int | None = None
     die_with: Fault = Fault("500")
+    hold: Hold | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> JudgeScript:
@@ -242,6 +264,7 @@ class JudgeScript:
             latency_ms=float(data.get("latency_ms", 0.0)),
             require_api_key=data.get("require_api_key"),
             refuse_logprobs=bool(data.get("refuse_logprobs", False)),
+            hold=Hold.from_dict(data["hold"]) if data.get("hold") else None,
         )
 
     def rule_for(self, prompt: str, number: int = 1) -> ScoreRule:
@@ -259,6 +282,7 @@ class _State:
 
     def __init__(self, script: JudgeScript):
         self.lock = threading.Lock()
+        self.arrived = threading.Condition(self.lock)  # notified at every admitted request
         self.script = script
         self.reset()
 
@@ -275,6 +299,8 @@ class _State:
             self.timeline: list[dict[str, Any]] = []
             self.let_through: deque[float] = deque()  # arrival times, for the rate limit
             self.clients: set[Any] = set()  # client (host, port): one per TCP connection
+            self.hold_deadline: float | None = None  # the script's hold, once started
+            self.in_flight_at_release: int | None = None
 
     def admit(self, body: dict[str, Any], prompt: str,
               client: Any = None) -> tuple[JudgeScript, Fault | None, int]:
@@ -289,6 +315,7 @@ class _State:
             self.last_request = {k: v for k, v in body.items() if k != "messages"}
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self.arrived.notify_all()
             script = self.script
             if script.die_after is not None and self.requests > script.die_after:
                 return script, script.die_with, index
@@ -315,6 +342,25 @@ class _State:
                 break
             return self.script, chosen, len(self.timeline) - 1
 
+    def wait_for_release(self, hold: Hold, prompt: str) -> None:
+        """The script's hold: wait while fewer than ``hold.in_flight`` requests are in flight
+        and its time lasts; the first request to go records how many were."""
+        if hold.except_containing is not None and hold.except_containing in prompt:
+            return
+        with self.lock:
+            if self.in_flight_at_release is not None:
+                return
+            if self.hold_deadline is None:
+                self.hold_deadline = time.time() + hold.seconds
+            while self.in_flight < hold.in_flight and self.in_flight_at_release is None:
+                remaining = self.hold_deadline - time.time()
+                if remaining <= 0:
+                    break
+                self.arrived.wait(remaining)
+            if self.in_flight_at_release is None:
+                self.in_flight_at_release = self.in_flight
+            self.arrived.notify_all()
+
     def finish(self, outcome: str, index: int | None = None,
                retry_until: float | None = None) -> None:
         with self.lock:
@@ -329,6 +375,7 @@ class _State:
                 "requests": self.requests,
                 "outcomes": dict(self.outcomes),
                 "max_in_flight": self.max_in_flight,
+                "in_flight_at_release": self.in_flight_at_release,
                 "connections": len(self.clients),
                 "last_request": dict(self.last_request),
             }
@@ -451,6 +498,8 @@ class _Handler(BaseHTTPRequestHandler):
 
         self._before_answer = settle
         try:
+            if script.hold is not None:
+                state.wait_for_release(script.hold, prompt)
             if script.latency_ms:
                 time.sleep(script.latency_ms / 1000)
             if script.require_api_key is not None and (

@@ -1,0 +1,71 @@
+"""The real ``inspect eval condambig/condambigqa``: the grader gets the project's default
+judge concurrency (as lm-eval and ``condambig-score``), not Inspect's starting 20
+connections, unless the user chose its connections (``--max-connections`` here).
+
+Counted by the loopback grader, never timed: it answers no judgement until 32 are in flight
+(or a few seconds have passed), so the count when it starts answering is the grader's
+concurrency (before: 20). This also guards the Inspect internal that
+``condambig.grader_connections`` reads: if it stops holding the command line's values, the
+second case sees 32 instead of 6.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from condambig_metrics.judge.records import DEFAULT_JUDGE_CONCURRENCY
+from tests.conftest import FIXTURE_DATA
+from tests.judge.test_inspect_grader_faults_e2e import (
+    PREFLIGHT_TEXT,
+    SUBJECT_REPLY,
+    only_log,
+    run_inspect,
+)
+from tests.support.judge_server import JudgeServer
+
+pytestmark = pytest.mark.e2e
+
+COPIES = 4  # of the fixture's 10 questions: about 170 judgements, enough to fill 32 slots
+
+
+@pytest.fixture
+def subject():
+    with JudgeServer({"default": {"reply": SUBJECT_REPLY}}) as server:
+        yield server
+
+
+def _copied_questions(tmp_path: Path) -> Path:
+    data = tmp_path / "data"
+    shutil.copytree(FIXTURE_DATA, data)
+    path = data / "condambigqa" / "condambigqa_fixture.json"
+    items = json.loads(path.read_text())
+    path.write_text(json.dumps([{**item, "id": f"{item['id']}-{copy}",
+                                 "question": f"{item['question']} (copy {copy})"}
+                                for copy in range(COPIES) for item in items]))
+    return data
+
+
+@pytest.mark.parametrize("options, most", [
+    ((), DEFAULT_JUDGE_CONCURRENCY),
+    (("--max-connections", "6"), 6),
+], ids=["default", "max-connections"])
+def test_the_grader_gets_the_default_judge_concurrency_unless_the_user_chose_one(
+        tmp_path, subject, options, most):
+    data = _copied_questions(tmp_path)
+    script = {"default": {"scores": {"7": 1.0}},
+              "hold": {"in_flight": DEFAULT_JUDGE_CONCURRENCY, "seconds": 5,
+                       "except_containing": PREFLIGHT_TEXT}}
+    with JudgeServer(script) as grader:
+        completed, _ = run_inspect(tmp_path, subject, grader.base_url, "--max-samples", "64",
+                                   *options, data=data)
+        stats = grader.stats()
+    output = completed.stdout + completed.stderr
+    assert completed.returncode == 0, output[-4000:]
+    assert only_log(tmp_path).status == "success", output[-4000:]
+    assert stats["requests"] > 3 * DEFAULT_JUDGE_CONCURRENCY, stats
+    assert stats["in_flight_at_release"] == most, stats
+    assert stats["max_in_flight"] <= DEFAULT_JUDGE_CONCURRENCY, stats
