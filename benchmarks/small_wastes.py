@@ -35,7 +35,8 @@ os.environ.setdefault("CONDAMBIG_DATA_DIR", str(REPO / "tests" / "fixtures" / "d
 import condambig_metrics.ambignq as ambignq  # noqa: E402
 from condambig_metrics.text import normalize_answer  # noqa: E402
 from condambig_tasks import registry  # noqa: E402
-from condambig_tasks.benchmark import json_safe, load_items  # noqa: E402
+from condambig_tasks.benchmark import json_safe  # noqa: E402
+from condambig_tasks.data import load_items  # noqa: E402
 from condambig_tasks.provenance import records_sha256  # noqa: E402
 
 

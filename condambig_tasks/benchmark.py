@@ -565,24 +565,6 @@ async def score_run(
             await close()
 
 
-def load_items(benchmark: Benchmark, options: Any) -> list[Any]:
-    """The benchmark's items; no items is an error naming where they were looked for (a
-    run over zero items would report nothing and exit as if it had succeeded)."""
-    from condambig_tasks.data import CorruptDataError
-    from condambig_tasks.settings import data_dir
-
-    items = benchmark.load(options)
-    if not items:
-        root = data_dir()
-        where = (" in " + ", ".join(str(root / folder) for folder in benchmark.data_folders)
-                 if root is not None and benchmark.data_folders else "")
-        raise CorruptDataError(
-            f"{benchmark.title}: the data{where} holds no items for these options "
-            f"({benchmark.options_to_json(options)}); check that the files are the "
-            "upstream ones and not empty.")
-    return items
-
-
 def run_blocking(coroutine: Any) -> Any:
     """Run a coroutine to completion from synchronous code, even inside a running loop."""
     import asyncio

@@ -35,10 +35,9 @@ from condambig_tasks.benchmark import (
     Benchmark,
     Runtime,
     json_safe,
-    load_items,
     run_blocking,
 )
-from condambig_tasks.data import recording_sources
+from condambig_tasks.data import load_items, recording_sources
 from condambig_tasks.errors import CondambigError, PredictionFileError
 from condambig_tasks.options import option_specs
 from condambig_tasks.progress import Progress, show_project_logs

@@ -22,10 +22,13 @@ import urllib.request
 from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from condambig_tasks import json_files, settings
 from condambig_tasks.errors import CondambigError, ConfigurationError
+
+if TYPE_CHECKING:
+    from condambig_tasks.benchmark import Benchmark
 
 # seconds for the TCP connect that tells whether an upstream host can be reached at all
 CONNECT_TIMEOUT = 1.5
@@ -275,3 +278,18 @@ def unreachable(url: str, timeout: float = CONNECT_TIMEOUT) -> str | None:
     worker.start()
     worker.join(timeout)
     return outcome[0] if outcome else f"{host}:{port}: no answer within {timeout:g} s"
+
+
+def load_items(benchmark: Benchmark, options: Any) -> list[Any]:
+    """The benchmark's items; no items is an error naming where they were looked for (a
+    run over zero items would report nothing and exit as if it had succeeded)."""
+    items = benchmark.load(options)
+    if not items:
+        root = settings.data_dir()
+        where = (" in " + ", ".join(str(root / folder) for folder in benchmark.data_folders)
+                 if root is not None and benchmark.data_folders else "")
+        raise CorruptDataError(
+            f"{benchmark.title}: the data{where} holds no items for these options "
+            f"({benchmark.options_to_json(options)}); check that the files are the "
+            "upstream ones and not empty.")
+    return items

@@ -52,7 +52,8 @@ def reduce_epochs(reduce: Any, epochs: Sequence[Sequence[ScoredSample]],
     """Each sample's epochs (``epochs[e]``: epoch e+1's scored samples; ``outputs[e]``: id ->
     that epoch's output) reduced to one sample; a sample missing from an epoch (it ended
     in an error there) is reduced over the epochs it has."""
-    from condambig._factory import sample_score, scored_samples
+    from condambig._factory import sample_score
+    from condambig.run_summary import scored_samples
 
     by_epoch = [{sample.id: sample for sample in samples} for samples in epochs]
     order = dict.fromkeys(sample.id for samples in epochs for sample in samples)

@@ -20,8 +20,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from condambig_metrics.text import replace_lone_surrogates
-from condambig_tasks.benchmark import Benchmark, json_safe, load_items
-from condambig_tasks.data import recording_sources
+from condambig_tasks.benchmark import Benchmark, json_safe
+from condambig_tasks.data import load_items, recording_sources
 
 
 def record_line(record: Mapping[str, Any]) -> bytes:

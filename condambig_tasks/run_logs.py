@@ -41,8 +41,8 @@ from condambig_tasks.benchmark import (
     TaskVersion,
     Variant,
     finite_number,
-    load_items,
 )
+from condambig_tasks.data import load_items
 from condambig_tasks.errors import ConfigurationError, PredictionFileError
 from condambig_tasks.provenance import OUTPUTS_SHA256_KEY, SCORING_SHA256_KEY, scoring_sha256
 

@@ -100,16 +100,15 @@ def judge_max_failed() -> int:
 
 
 BOOTSTRAP_RESAMPLES_VARIABLE = "CONDAMBIG_BOOTSTRAP_RESAMPLES"
+DEFAULT_RESAMPLES = 1000  # bootstrap resamples of every standard error (condambig_tasks.uncertainty)
 
 
 def bootstrap_resamples() -> int:
     """``CONDAMBIG_BOOTSTRAP_RESAMPLES``: bootstrap resamples of the stderr of every metric
-    in an Inspect log (unset: :data:`condambig_tasks.uncertainty.DEFAULT_RESAMPLES`; 0: no
+    in an Inspect log (unset: :data:`DEFAULT_RESAMPLES`; 0: no
     stderr). ``condambig-score`` takes ``--bootstrap-resamples`` instead."""
     value = environment_value(BOOTSTRAP_RESAMPLES_VARIABLE)
     if value is None:
-        from condambig_tasks.uncertainty import DEFAULT_RESAMPLES
-
         return DEFAULT_RESAMPLES
     try:
         number = int(value)

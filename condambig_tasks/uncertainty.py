@@ -49,13 +49,13 @@ from condambig_tasks.benchmark import (
     ScoredSample,
     finite_number,
 )
+from condambig_tasks.settings import DEFAULT_RESAMPLES
 
 if TYPE_CHECKING:  # imported where used: condambig-score starts without numpy
     import numpy as np
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 1234
 
 

@@ -19,9 +19,6 @@ from __future__ import annotations
 
 import logging
 import math
-import shlex
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from inspect_ai import Epochs, Task
@@ -42,35 +39,26 @@ from condambig.grader_preflight import (
     require_default_grader,
 )
 from condambig.judge_backend import GRADER_ROLE, grader_judge_engine
+from condambig.run_summary import (
+    ERRORED_JUDGEMENTS_KEY,
+    STDERR_SUFFIX,
+    JudgeFailedError,
+    run_summary,
+    scored_samples,
+)
 from condambig_metrics.judge import record_judgements
 from condambig_tasks import registry, settings, uncertainty
-from condambig_tasks.benchmark import Benchmark, Runtime, ScoredSample
-from condambig_tasks.errors import CondambigError, ConfigurationError
+from condambig_tasks.benchmark import Runtime, ScoredSample
+from condambig_tasks.errors import ConfigurationError
 from condambig_tasks.progress import show_project_logs
 from condambig_tasks.run import (
     BenchmarkRun,
     GraderRole,
-    RunResult,
     check_judge_cache,
     judge_wanted,
 )
 
 logger = logging.getLogger("condambig")
-
-def rescore_hint(benchmark_name: str) -> str:
-    """How to judge a finished log's stored outputs again, generating nothing: with the
-    grader role (``condambig-inspect-score``: ``inspect score`` with the scorer and its
-    arguments from the log) or with ``condambig-score``'s judge."""
-    cache = settings.judge_cache_choice()
-    # the judgements already made are in the cache this run used: name it when not default
-    prefix = (f"{settings.JUDGE_CACHE_VARIABLE}={shlex.quote(str(cache))} "
-              if cache is not None and settings.environment_value(settings.JUDGE_CACHE_VARIABLE)
-              else "")
-    return (f"fix the grader, then rescore the stored outputs: {prefix}condambig-inspect-score "
-            f"<log> (the run's grader role; --model-role grader=... for another), or "
-            f"{prefix}condambig-score {benchmark_name} --from-log <log> (the judge set by "
-            "CONDAMBIG_JUDGE_MODEL / CONDAMBIG_JUDGE_BASE_URL / CONDAMBIG_JUDGE_API_KEY)")
-
 
 def prompt_length_hint(benchmark_name: str) -> str:
     """A benchmark's own way to shorten its prompts, for a prompt that does not fit."""
@@ -78,14 +66,6 @@ def prompt_length_hint(benchmark_name: str) -> str:
 
     names = {spec.name for spec in option_specs(registry.get(benchmark_name).options_type)}
     return " or lower -T max_document_words" if "max_document_words" in names else ""
-
-
-class JudgeFailedError(CondambigError):
-    """The grader refuses every request (HTTP 401/403/404 while judging)."""
-
-
-# a sample's store: how many of its judgements failed when it ended in a JudgeFailedError
-ERRORED_JUDGEMENTS_KEY = "condambig_failed_judgements"
 
 
 def benchmark_task(
@@ -276,44 +256,6 @@ def max_failed_option(value: Any) -> int:
         raise ConfigurationError(
             f"-T judge_max_failed must be a whole number >= 0, got {value!r}")
     return number
-
-
-def scored_samples(
-    scores: Sequence[tuple[Any, Any, dict[str, Any] | None]],
-) -> list[ScoredSample]:
-    """The :class:`ScoredSample` of each ``(sample_id, value, metadata)`` Inspect score."""
-    return [ScoredSample(id=str(sample_id), values=value if isinstance(value, dict) else {},
-                         details=metadata or {})
-            for sample_id, value, metadata in scores]
-
-
-def run_summary(benchmark: Benchmark, options: Any, judged: bool, max_failed: int,
-                samples: Sequence[ScoredSample], unscored: JudgeTally | None = None,
-                ) -> RunResult:
-    """The corpus values of the scored samples, judged metrics withheld past
-    ``max_failed`` failed judgements (failures counted from the samples' ``judge_calls``,
-    plus ``unscored``: failed judgements the scores do not show, such as those of samples
-    that ended in error)."""
-    calls = [call for sample in samples for call in sample.details.get("judge_calls") or []
-             if isinstance(call, dict)]
-    failures = [call for call in calls if call.get("failed")]
-    extra = unscored or JudgeTally()
-    last_error = str(failures[-1].get("error")) if failures else None
-    return BenchmarkRun(benchmark, options, judged).summarise(
-        samples, failed=len(failures) + extra.failed, max_failed=max_failed,
-        retry_hint=rescore_hint(benchmark.name), judgements=len(calls) + extra.failed,
-        last_error=extra.last_error or last_error)
-
-
-@dataclass(frozen=True)
-class JudgeTally:
-    """Failed judgements counted outside the scores a metric is given."""
-
-    failed: int = 0
-    last_error: str | None = None
-
-
-STDERR_SUFFIX = "_stderr"  # `<metric>_stderr`, as lm-eval names a metric's standard error
 
 
 @metric

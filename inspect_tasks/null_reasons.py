@@ -28,6 +28,14 @@ from typing import Any
 from inspect_ai.hooks import Hooks, RunEnd, TaskEnd, hooks
 from inspect_ai.log import EvalLog, read_eval_log_async, write_eval_log_async
 
+from condambig.run_summary import (
+    ERRORED_JUDGEMENTS_KEY,
+    STDERR_SUFFIX,
+    JudgeFailedError,
+    JudgeTally,
+    run_summary,
+    scored_samples,
+)
 from condambig_tasks import registry
 from condambig_tasks.benchmark import SUITE_SCORE
 from condambig_tasks.provenance import (
@@ -67,7 +75,6 @@ def log_summary(log: EvalLog) -> Any:
     """The benchmark's :class:`~condambig_tasks.run.RunResult` over the log's reduced
     scores, counting also the failed judgements the metric could not see (None: not a
     condambig log, or no reductions)."""
-    from condambig._factory import run_summary, scored_samples
 
     arguments = metric_arguments(log)
     if arguments is None or log.reductions is None:
@@ -91,7 +98,6 @@ def unseen_failures(log: EvalLog, counted: int) -> Any:
     of the metrics under ``--no-fail-on-error`` or ``--fail-on-error N``, and those of
     epochs another ``--epochs-reducer`` dropped (it keeps one epoch's metadata);
     ``counted``: the failures the metric saw."""
-    from condambig._factory import ERRORED_JUDGEMENTS_KEY, JudgeTally
 
     errored, scored, last_error = 0, 0, None
     for sample in log.samples or []:
@@ -115,7 +121,6 @@ def _failed_calls(metadata: dict[str, Any] | None) -> int:
 def withhold(results: Any, values: dict[str, float | None]) -> None:
     """Set the benchmark metrics (and their stderr) the summary withholds to NaN in
     ``results`` (an ``EvalResults``), in place."""
-    from condambig._factory import STDERR_SUFFIX
 
     for score in results.scores if results is not None else []:
         if not score.scorer.endswith(_SCORER_NAME):
@@ -205,7 +210,6 @@ def grader_failed_line(log: EvalLog) -> str | None:
     """The line of a task that ended because its grader refused every request or went away
     mid-run (Inspect shows the error with its traceback; this is the line to act on), with
     the log's path in the command it gives; None for any other log."""
-    from condambig._factory import JudgeFailedError
 
     error = log.error
     if log.status != "error" or error is None:

@@ -49,7 +49,7 @@ def test_corrupt_file_is_one_clear_error(tmp_path, monkeypatch, benchmark_name, 
     monkeypatch.setenv("CONDAMBIG_DATA_DIR", str(data))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     benchmark = registry.get(benchmark_name)
-    from condambig_tasks.benchmark import load_items
+    from condambig_tasks.data import load_items
 
     with pytest.raises(CondambigError) as raised:
         load_items(benchmark, benchmark.options(options))

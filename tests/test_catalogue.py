@@ -24,8 +24,8 @@ import yaml
 
 from condambig_tasks import registry
 from condambig_tasks.assets import AssetFile, ExternalAsset
-from condambig_tasks.benchmark import Benchmark, Paper, load_items
-from condambig_tasks.data import recording_sources
+from condambig_tasks.benchmark import Benchmark, Paper
+from condambig_tasks.data import load_items, recording_sources
 from condambig_tasks.errors import CondambigError
 from tests.conftest import REPO_ROOT
 

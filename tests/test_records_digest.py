@@ -12,7 +12,8 @@ import json
 import pytest
 
 from condambig_tasks import registry
-from condambig_tasks.benchmark import Benchmark, json_safe, load_items
+from condambig_tasks.benchmark import Benchmark, json_safe
+from condambig_tasks.data import load_items
 from condambig_tasks.provenance import records_sha256
 from tests.test_contract import lm_eval_hooks
 

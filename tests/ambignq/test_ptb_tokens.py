@@ -53,7 +53,7 @@ def test_equal_to_nltk_on_hand_picked_text(text):
 
 def test_equal_to_nltk_on_the_fixture_questions(use_fixture_data):
     from condambig_tasks import registry
-    from condambig_tasks.benchmark import load_items
+    from condambig_tasks.data import load_items
 
     benchmark = registry.get("ambignq")
     texts = _questions(load_items(benchmark, benchmark.options({})))
@@ -84,7 +84,7 @@ def test_equal_to_nltk_on_every_real_dev_question(real_data_dir):
 def test_scoring_imports_neither_nltk_nor_scipy():
     """NLTK's import pulls in ``scipy.stats`` (about 1.6 s per process)."""
     code = ("import sys; from condambig_tasks import registry;"
-            "from condambig_tasks.benchmark import load_items;"
+            "from condambig_tasks.data import load_items;"
             "from condambig_metrics import ambignq as a;"
             "b = registry.get('ambignq');"
             "cases = [(i.question, i.annotations, [a.PredictedPair(p.answers[0], p.question)"

@@ -44,7 +44,7 @@ def nltk_question_bleu(predicted: str, references: list[str]) -> tuple[float, ..
 
 def _fixture_questions(use_fixture_data) -> list[str]:
     from condambig_tasks import registry
-    from condambig_tasks.benchmark import load_items
+    from condambig_tasks.data import load_items
 
     benchmark = registry.get("ambignq")
     texts = []

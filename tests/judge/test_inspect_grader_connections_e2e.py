@@ -1,12 +1,12 @@
 """The real ``inspect eval condambig/condambigqa``: the grader gets the project's default
 judge concurrency (as lm-eval and ``condambig-score``), not Inspect's starting 20
-connections, unless the user chose its connections (``--max-connections`` here).
+connections, unless the user chose its connections (``--max-connections``, or
+``--adaptive-connections``, which a judge request's own setting would override: read by
+``condambig.grader_connections``' task-start hook).
 
 Counted by the loopback grader, never timed: it answers no judgement until 32 are in flight
 (or a few seconds have passed), so the count when it starts answering is the grader's
-concurrency (before: 20). This also guards the Inspect internal that
-``condambig.grader_connections`` reads: if it stops holding the command line's values, the
-second case sees 32 instead of 6.
+concurrency (before: 20; with the user's choices, 6).
 """
 
 from __future__ import annotations
@@ -52,7 +52,8 @@ def _copied_questions(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("options, most", [
     ((), DEFAULT_JUDGE_CONCURRENCY),
     (("--max-connections", "6"), 6),
-], ids=["default", "max-connections"])
+    (("--adaptive-connections", "4-6-8"), 6),
+], ids=["default", "max-connections", "adaptive"])
 def test_the_grader_gets_the_default_judge_concurrency_unless_the_user_chose_one(
         tmp_path, subject, options, most):
     data = _copied_questions(tmp_path)

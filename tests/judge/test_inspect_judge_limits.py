@@ -7,13 +7,9 @@ import math
 
 import pytest
 
-from condambig._factory import (
-    benchmark_metrics,
-    max_failed_option,
-    run_summary,
-    scored_samples,
-)
+from condambig._factory import benchmark_metrics, max_failed_option
 from condambig.judge_backend import error_summary, status_code
+from condambig.run_summary import run_summary, scored_samples
 from condambig_tasks import registry
 from condambig_tasks.errors import ConfigurationError
 

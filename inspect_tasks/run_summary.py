@@ -1,0 +1,76 @@
+"""A run's corpus values from Inspect's scores, as the scorer's metric computes them and as
+the task-end hook (:mod:`condambig.null_reasons`) recomputes them to log why a metric is
+withheld: what the two share, below both."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from condambig_tasks import settings
+from condambig_tasks.benchmark import Benchmark, ScoredSample
+from condambig_tasks.errors import CondambigError
+from condambig_tasks.run import BenchmarkRun, RunResult
+
+STDERR_SUFFIX = "_stderr"  # `<metric>_stderr`, as lm-eval names a metric's standard error
+
+
+class JudgeFailedError(CondambigError):
+    """The grader refuses every request (HTTP 401/403/404 while judging)."""
+
+
+# a sample's store: how many of its judgements failed when it ended in a JudgeFailedError
+ERRORED_JUDGEMENTS_KEY = "condambig_failed_judgements"
+
+
+def scored_samples(
+    scores: Sequence[tuple[Any, Any, dict[str, Any] | None]],
+) -> list[ScoredSample]:
+    """The :class:`ScoredSample` of each ``(sample_id, value, metadata)`` Inspect score."""
+    return [ScoredSample(id=str(sample_id), values=value if isinstance(value, dict) else {},
+                         details=metadata or {})
+            for sample_id, value, metadata in scores]
+
+
+def run_summary(benchmark: Benchmark, options: Any, judged: bool, max_failed: int,
+                samples: Sequence[ScoredSample], unscored: JudgeTally | None = None,
+                ) -> RunResult:
+    """The corpus values of the scored samples, judged metrics withheld past
+    ``max_failed`` failed judgements (failures counted from the samples' ``judge_calls``,
+    plus ``unscored``: failed judgements the scores do not show, such as those of samples
+    that ended in error)."""
+    calls = [call for sample in samples for call in sample.details.get("judge_calls") or []
+             if isinstance(call, dict)]
+    failures = [call for call in calls if call.get("failed")]
+    extra = unscored or JudgeTally()
+    last_error = str(failures[-1].get("error")) if failures else None
+    return BenchmarkRun(benchmark, options, judged).summarise(
+        samples, failed=len(failures) + extra.failed, max_failed=max_failed,
+        retry_hint=rescore_hint(benchmark.name), judgements=len(calls) + extra.failed,
+        last_error=extra.last_error or last_error)
+
+
+@dataclass(frozen=True)
+class JudgeTally:
+    """Failed judgements counted outside the scores a metric is given."""
+
+    failed: int = 0
+    last_error: str | None = None
+
+
+
+def rescore_hint(benchmark_name: str) -> str:
+    """How to judge a finished log's stored outputs again, generating nothing: with the
+    grader role (``condambig-inspect-score``: ``inspect score`` with the scorer and its
+    arguments from the log) or with ``condambig-score``'s judge."""
+    cache = settings.judge_cache_choice()
+    # the judgements already made are in the cache this run used: name it when not default
+    prefix = (f"{settings.JUDGE_CACHE_VARIABLE}={shlex.quote(str(cache))} "
+              if cache is not None and settings.environment_value(settings.JUDGE_CACHE_VARIABLE)
+              else "")
+    return (f"fix the grader, then rescore the stored outputs: {prefix}condambig-inspect-score "
+            f"<log> (the run's grader role; --model-role grader=... for another), or "
+            f"{prefix}condambig-score {benchmark_name} --from-log <log> (the judge set by "
+            "CONDAMBIG_JUDGE_MODEL / CONDAMBIG_JUDGE_BASE_URL / CONDAMBIG_JUDGE_API_KEY)")
