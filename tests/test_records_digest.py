@@ -17,7 +17,7 @@ from condambig_tasks.data import load_items
 from condambig_tasks.provenance import records_sha256
 from tests.test_contract import lm_eval_hooks
 
-BENCHMARKS = ["condambigqa", "hotpot_flm", "conditionalqa", "ambignq", "abg_coqa"]
+BENCHMARKS = sorted(registry.BENCHMARKS)
 
 
 def _reference_record(benchmark: Benchmark, item) -> dict:

@@ -10,12 +10,27 @@ from pathlib import Path
 
 import pytest
 
+from condambig_tasks import registry
 from tests.conftest import FIXTURE_DATA, REPO_ROOT, executable, subprocess_env
 
 pytestmark = pytest.mark.e2e
 
-LM_EVAL_TASKS = {"condambigqa", "hotpot_flm", "conditionalqa", "ambignq",
-                 "abg_coqa_detection", "abg_coqa_clarification", "abg_coqa_clarified_qa"}
+
+
+def _suite_tasks() -> set[str]:
+    """The lm-eval tasks the ``condambig`` group runs: each benchmark's suite member, the
+    tasks of its group when the member is the group."""
+    tasks = set()
+    for name in registry.BENCHMARKS:
+        benchmark = registry.get(name)
+        if benchmark.suite_member == benchmark.group:
+            tasks.update(variant.task for variant in benchmark.variants)
+        else:
+            tasks.add(benchmark.suite_member)
+    return tasks
+
+
+LM_EVAL_TASKS = _suite_tasks()
 
 
 @pytest.fixture(scope="module")
