@@ -25,9 +25,9 @@ def judged_mean() -> ScoreReducer:
     mean = mean_score()
 
     def reduce(scores: list[Score]) -> Score:
+        if len(scores) == 1:  # one epoch: the score as it is (Inspect's mean of one value)
+            return scores[0]
         reduced = mean(scores)
-        if len(scores) < 2:
-            return reduced
         metadata = dict(reduced.metadata or {})
         calls = [call for score in scores
                  for call in (score.metadata or {}).get(JUDGE_CALLS) or []]

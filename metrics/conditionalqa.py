@@ -27,7 +27,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from condambig_metrics.text import answer_tokens, exact_match, f1_from_tokens
 
@@ -133,6 +132,10 @@ def best_assignment_total(pair_scores: np.ndarray) -> float:
         best_rows = np.argsort(-pair_scores, axis=0, kind="stable")[:columns]
         pair_scores = pair_scores[np.unique(best_rows)]
         rows = pair_scores.shape[0]
+    # imported here: every front end imports this module with the task registry, and
+    # scipy.optimize costs ~0.8 s of start-up to runs that never score ConditionalQA
+    from scipy.optimize import linear_sum_assignment
+
     square = np.zeros((rows, rows), dtype=float)
     square[:, :columns] = pair_scores
     row_index, column_index = linear_sum_assignment(square, maximize=True)
