@@ -8,14 +8,17 @@ version fails here; so does a version lm-eval, Inspect or CHANGELOG.md do not ag
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import pkgutil
 import re
 from pathlib import Path
 
 import pytest
 
+from condambig_metrics.judge import JudgeCriterion
 from condambig_tasks import registry
 from condambig_tasks.benchmark import MetricSpec
-from tests.support.versions import benchmark_fingerprint, fingerprint, recorded
+from tests.support.versions import benchmark_fingerprint, fingerprint, judge_prompts, recorded
 from tests.test_contract import lm_eval_variants
 
 NAMES = sorted(registry.BENCHMARKS)
@@ -57,6 +60,32 @@ def test_the_fingerprint_sees_a_metric_and_a_prompt_change(use_fixture_data, mon
             assert fingerprint(benchmark, variants) != base, attribute
     assert fingerprint(benchmark, variants) == base
     assert fingerprint(benchmark, [({}, {"max_gen_toks": 256})]) != base
+
+
+@pytest.mark.parametrize("name", [name for name in NAMES if registry.get(name).uses_judge])
+def test_the_fingerprint_sees_the_judge_criteria_and_template(name, use_fixture_data,
+                                                              monkeypatch):
+    import condambig_metrics.judge.prompt as prompt
+
+    benchmark = registry.get(name)
+    variants = [({}, None)]
+    base = fingerprint(benchmark, variants)
+    [first, *_] = judge_prompts(benchmark)
+    assert "Evaluation criteria:" in first  # the criteria were found and rendered
+    with monkeypatch.context() as patch:
+        patch.setattr(prompt, "_TEMPLATE", prompt._TEMPLATE.replace("an evaluator", "a judge"))
+        assert fingerprint(benchmark, variants) != base
+    package = importlib.import_module(type(benchmark).__module__.rpartition(".")[0])
+    criterion_modules = [importlib.import_module(info.name) for info in
+                         pkgutil.walk_packages(package.__path__, package.__name__ + ".")]
+    module, attribute, criterion = next(
+        (module, attribute, value) for module in criterion_modules
+        for attribute, value in vars(module).items() if isinstance(value, JudgeCriterion))
+    with monkeypatch.context() as patch:
+        patch.setattr(module, attribute, dataclasses.replace(
+            criterion, evaluation_steps=(*criterion.evaluation_steps, "One more step.")))
+        assert fingerprint(benchmark, variants) != base
+    assert fingerprint(benchmark, variants) == base
 
 
 @pytest.mark.parametrize("name", NAMES)

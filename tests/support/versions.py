@@ -2,9 +2,11 @@
 
 A task version must change whenever what a run reports could change: the metric spec
 (names, aggregation, direction, judge, scale, headline order), the option defaults, the
-prompts and the lm-eval generation settings. The fingerprint is a sha256 over those, with
-the prompts taken from the hand-written fixture items under every lm-eval variant's
-options; ``tests/fixtures/versions.json`` records it beside the version it belongs to.
+prompts, the lm-eval generation settings and, for a judged benchmark, what its judge is
+asked (every judge criterion its package defines, rendered by the shared G-Eval template).
+The fingerprint is a sha256 over those, with the prompts taken from the hand-written
+fixture items under every lm-eval variant's options; ``tests/fixtures/versions.json``
+records it beside the version it belongs to.
 
 After a deliberate change: bump the benchmark's ``version`` (lm-eval's ``metadata.version``
 follows it), add a CHANGELOG.md line, then record the new fingerprint:
@@ -16,10 +18,14 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib
 import json
+import pkgutil
 from pathlib import Path
 from typing import Any
 
+from condambig_metrics.judge import JudgeCriterion, JudgeRequest
+from condambig_metrics.judge.prompt import render_prompt
 from condambig_tasks import registry
 from condambig_tasks.benchmark import Benchmark, json_safe
 
@@ -36,6 +42,8 @@ def fingerprint(benchmark: Benchmark, variants: list[tuple[dict[str, Any], Any]]
         "defaults": benchmark.options_to_json(benchmark.options({})),
         "variants": [],
     }
+    if benchmark.uses_judge:
+        parts["judge"] = judge_prompts(benchmark)
     for task_options, generation in variants:
         options = benchmark.options(task_options)
         items = benchmark.load(options)
@@ -47,6 +55,23 @@ def fingerprint(benchmark: Benchmark, variants: list[tuple[dict[str, Any], Any]]
         })
     text = json.dumps(parts, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def judge_prompts(benchmark: Benchmark) -> list[str]:
+    """What the judge is asked, per criterion: every module-level ``JudgeCriterion`` of the
+    benchmark's package, rendered by the shared template with placeholder texts (a change
+    to a criterion or to the template changes it)."""
+    package = type(benchmark).__module__.rpartition(".")[0]
+    criteria: dict[str, JudgeCriterion] = {}
+    modules = [importlib.import_module(package)]
+    modules += [importlib.import_module(info.name) for info in
+                pkgutil.walk_packages(modules[0].__path__, package + ".")]
+    for module in modules:
+        for value in vars(module).values():
+            if isinstance(value, JudgeCriterion):
+                criteria[value.name] = value
+    return [render_prompt(JudgeRequest(criterion, "INPUT", "ACTUAL OUTPUT", "EXPECTED OUTPUT"))
+            for _, criterion in sorted(criteria.items())]
 
 
 def benchmark_fingerprint(name: str) -> str:
