@@ -1,5 +1,6 @@
-"""The samples of an Inspect log, as ``--from-log`` and the report need them: each sample's
-id, epoch, whether it ended in an error, the completion its scorer read and its scores.
+"""The samples of an Inspect log, as ``--from-log``, the report and the task-end hook need
+them: each sample's id, epoch, whether it ended in an error (and its message), the
+completion its scorer read, its scores and its store.
 
 Inspect's own ``read_eval_log(..., exclude_fields=...)`` streams every sample through
 ijson, whose cost grows far faster than the log (a minute for 30 MB of completions), and
@@ -41,6 +42,8 @@ class LoggedSample:
     failed: bool  # the sample ended in an error (it has no output to score)
     completion: str
     scores: dict[str, LoggedScore]
+    error: str | None = None  # the error's message, when the sample ended in one
+    store: dict[str, Any] = field(default_factory=dict)  # the sample's store, as logged
 
 
 def read_samples(path: str | Path) -> list[LoggedSample]:
@@ -110,9 +113,14 @@ def _sample(path: Path, where: str, raw: Any) -> LoggedSample:
     error = raw.get("error")
     if error is not None and not isinstance(error, dict):
         raise bad(f"its 'error' is {_kind(error)}, not an object")
+    store = raw.get("store") or {}
+    if not isinstance(store, dict):
+        raise bad(f"its 'store' is {_kind(store)}, not an object")
     return LoggedSample(id=str(identifier), epoch=epoch, failed=error is not None,
                         completion=_completion(raw.get("output"), bad),
-                        scores=_scores(raw.get("scores"), bad))
+                        scores=_scores(raw.get("scores"), bad),
+                        error=None if error is None else str(error.get("message", "")),
+                        store=store)
 
 
 def _completion(output: Any, bad: Any) -> str:

@@ -23,8 +23,11 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+import anyio
 from inspect_ai.hooks import Hooks, RunEnd, TaskEnd, hooks
 from inspect_ai.log import EvalLog, read_eval_log_async, write_eval_log_async
 
@@ -38,6 +41,7 @@ from condambig.run_summary import (
 )
 from condambig_tasks import registry
 from condambig_tasks.benchmark import SUITE_SCORE
+from condambig_tasks.inspect_samples import LoggedSample, LoggedScore, read_samples
 from condambig_tasks.provenance import (
     OUTPUTS_SHA256_KEY,
     SCORING_SHA256_KEY,
@@ -62,19 +66,10 @@ def metric_arguments(log: EvalLog) -> dict[str, Any] | None:
     return None
 
 
-def null_reasons_of(log: EvalLog) -> dict[str, str]:
-    """``{metric: reason}`` for every reported metric of ``log`` without a value."""
-    summary = log_summary(log)
-    if summary is None:
-        return {}
-    return {name: reason for name, reason in summary.reasons.items()
-            if summary.values.get(name) is None}
-
-
-def log_summary(log: EvalLog) -> Any:
+def log_summary(log: EvalLog, samples: Sequence[LoggedSample]) -> Any:
     """The benchmark's :class:`~condambig_tasks.run.RunResult` over the log's reduced
-    scores, counting also the failed judgements the metric could not see (None: not a
-    condambig log, or no reductions)."""
+    scores, counting also the failed judgements the metric could not see in the logged
+    ``samples`` (None: not a condambig log, or no reductions)."""
 
     arguments = metric_arguments(log)
     if arguments is None or log.reductions is None:
@@ -84,15 +79,15 @@ def log_summary(log: EvalLog) -> Any:
     reduced = [reduction for reduction in log.reductions
                if reduction.scorer.endswith(_SCORER_NAME)]
     # one reduction view (several reducers: each view holds the same samples)
-    samples = reduced[0].samples if reduced else []
-    scores = [(score.sample_id, score.value, score.metadata) for score in samples]
-    counted = sum(_failed_calls(score.metadata) for score in samples)
+    reduced_scores = reduced[0].samples if reduced else []
+    scores = [(score.sample_id, score.value, score.metadata) for score in reduced_scores]
+    counted = sum(_failed_calls(score.metadata) for score in reduced_scores)
     return run_summary(benchmark, options, bool(arguments["judged"]),
                        int(arguments.get("judge_max_failed") or 0), scored_samples(scores),
-                       unscored=unseen_failures(log, counted))
+                       unscored=unseen_failures(samples, counted))
 
 
-def unseen_failures(log: EvalLog, counted: int) -> Any:
+def unseen_failures(samples: Sequence[LoggedSample], counted: int) -> Any:
     """Failed judgements the benchmark metric was not given (from the logged samples):
     those of samples that ended in error because of the grader, which Inspect leaves out
     of the metrics under ``--no-fail-on-error`` or ``--fail-on-error N``, and those of
@@ -100,14 +95,14 @@ def unseen_failures(log: EvalLog, counted: int) -> Any:
     ``counted``: the failures the metric saw."""
 
     errored, scored, last_error = 0, 0, None
-    for sample in log.samples or []:
-        if sample.error is not None:
-            failed = (sample.store or {}).get(ERRORED_JUDGEMENTS_KEY)
-            if isinstance(failed, int) and failed > 0:
+    for sample in samples:
+        if sample.failed:
+            failed = sample.store.get(ERRORED_JUDGEMENTS_KEY)
+            if isinstance(failed, int) and not isinstance(failed, bool) and failed > 0:
                 errored += failed
-                last_error = sample.error.message
+                last_error = sample.error
             continue
-        for name, score in (sample.scores or {}).items():
+        for name, score in sample.scores.items():
             if name.endswith(_SCORER_NAME):
                 scored += _failed_calls(score.metadata)
     return JudgeTally(errored + max(0, scored - counted), last_error)
@@ -131,18 +126,17 @@ def withhold(results: Any, values: dict[str, float | None]) -> None:
                 metric.value = math.nan
 
 
-def scored_outputs_sha256(log: EvalLog) -> str | None:
+def scored_outputs_sha256(log: EvalLog, samples: Sequence[LoggedSample]) -> str | None:
     """The digest of the completions the benchmark scorer scored (samples that ended in an
     error have none; with several epochs each epoch's output counts, ``<id>@<epoch>``);
     None when the log holds no samples (``--no-log-samples``)."""
-    if not log.samples:
+    if not samples:
         return None
     epochs = log.eval.config.epochs or 1
     return outputs_sha256(
-        (str(sample.id) if epochs == 1 else f"{sample.id}@{sample.epoch}",
-         sample.output.completion if sample.output else "")
+        (sample.id if epochs == 1 else f"{sample.id}@{sample.epoch}", sample.completion)
         # the samples condambig-score --from-log rescores: every one without an error
-        for sample in log.samples if sample.error is None)
+        for sample in samples if not sample.failed)
 
 
 async def add_results_metadata(log: EvalLog) -> dict[str, str]:
@@ -150,9 +144,16 @@ async def add_results_metadata(log: EvalLog) -> dict[str, str]:
     header only: the samples stay as written); return the reasons."""
     if log.results is None or metric_arguments(log) is None or not log.location:
         return {}
-    # the samples' outputs and scores, not their transcripts (the header write keeps them)
-    full = await read_eval_log_async(log.location, exclude_fields={"events", "messages"})
-    summary = log_summary(full)
+    if log.location.endswith(".eval") and Path(log.location).is_file():
+        # the header (with the reductions) through Inspect; the samples' outputs, scores
+        # and stores through the project's reader (Inspect's streams every sample through
+        # ijson: 1.3 s against 0.15 s for 1,000 AmbigNQ samples, far worse as logs grow)
+        full = await read_eval_log_async(log.location, header_only=True)
+        samples = await anyio.to_thread.run_sync(read_samples, log.location)
+    else:  # a .json log (rewritten whole, samples included) or a remote one
+        full = await read_eval_log_async(log.location, exclude_fields={"events", "messages"})
+        samples = _logged_samples(full)
+    summary = log_summary(full, samples)
     reasons = {} if summary is None else {
         name: reason for name, reason in summary.reasons.items()
         if summary.values.get(name) is None}
@@ -162,7 +163,7 @@ async def add_results_metadata(log: EvalLog) -> dict[str, str]:
         withhold(full.results, summary.values)
         withhold(log.results, summary.values)
     added: dict[str, Any] = {NULL_REASONS_KEY: reasons} if reasons else {}
-    digest = scored_outputs_sha256(full)
+    digest = scored_outputs_sha256(full, samples)
     if digest is not None:
         added[OUTPUTS_SHA256_KEY] = digest
         recorded = full.eval.metadata or {}
@@ -178,6 +179,17 @@ async def add_results_metadata(log: EvalLog) -> dict[str, str]:
             score.metadata = {**(score.metadata or {}), **added}
     await write_eval_log_async(full, log.location, header_only=True)
     return reasons
+
+
+def _logged_samples(full: EvalLog) -> list[LoggedSample]:
+    """The samples of a log Inspect has read, as the project's reader gives them."""
+    return [LoggedSample(
+        id=str(sample.id), epoch=sample.epoch, failed=sample.error is not None,
+        completion=sample.output.completion if sample.output else "",
+        scores={name: LoggedScore(score.value, dict(score.metadata or {}), score.explanation)
+                for name, score in (sample.scores or {}).items()},
+        error=None if sample.error is None else sample.error.message,
+        store=dict(sample.store or {})) for sample in full.samples or []]
 
 
 def headline_lines(log: EvalLog, reasons: dict[str, str]) -> list[str]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from condambig_tasks.inspect_samples import read_samples
+from condambig_tasks.inspect_samples import InspectSampleError, read_samples
 from tests.ambignq.scripted_outputs import RAW_OUTPUTS as AMBIGNQ_OUTPUTS
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
 
@@ -122,6 +122,28 @@ def test_samples_read_as_inspect_reads_them(tmp_path):
     assert scored.scores["benchmark_scorer"].value == {"f1": 0.5}
     assert scored.scores["benchmark_scorer"].metadata == {"k": 1}
     assert scored.scores["benchmark_scorer"].explanation == "why"
+    assert scored.error is None and scored.store == {}
+
+
+def test_an_errored_sample_keeps_its_message_and_store(tmp_path):
+    """What the task-end hook counts for a sample the grader ended in error: its error's
+    message and its store (the failed judgements it recorded), as Inspect reads them."""
+    from inspect_ai.log import read_eval_log
+
+    log = _write_log(tmp_path / "run.eval", AMBIGNQ_OUTPUTS)
+    sample = json.loads(zipfile.ZipFile(log).read(SAMPLE))
+    sample["error"] = {"message": "JudgeFailedError: the grader refused", "traceback": "",
+                       "traceback_ansi": ""}
+    sample["store"] = {"condambig_failed_judgements": 3}
+    _replace_member(log, SAMPLE, json.dumps(sample).encode())
+    theirs = {str(s.id): s for s in read_eval_log(str(log)).samples}
+    [errored] = [s for s in read_samples(log) if s.failed]
+    assert errored.error == theirs[errored.id].error.message
+    assert errored.store == theirs[errored.id].store == {"condambig_failed_judgements": 3}
+    sample["store"] = ["not", "an", "object"]
+    _replace_member(log, SAMPLE, json.dumps(sample).encode())
+    with pytest.raises(InspectSampleError, match="its 'store' is a list, not an object"):
+        read_samples(log)
 
 
 # ---------------------------------------------------------------------- the report's reading
