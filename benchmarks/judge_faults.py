@@ -27,6 +27,7 @@ from condambig_metrics.judge import JudgeRequest, openai_judge_engine  # noqa: E
 from condambig_metrics.judge.records import JudgeConfig  # noqa: E402
 from condambig_tasks.condambigqa.scoring import ANSWER_CORRECTNESS  # noqa: E402
 from tests.support.judge_server import judge_server_process  # noqa: E402
+from tests.support.judging import judge_blocking  # noqa: E402
 
 SCRIPT = {"default": {"scores": {"7": 0.6, "8": 0.3, "6": 0.1}, "reason": "benchmark"},
           "rules": [{"contains": f"City {i}7", "scores": {"3": 0.7, "4": 0.3}}
@@ -41,7 +42,7 @@ def judge_pass(script: dict, requests: list[JudgeRequest], latency_ms: float
         engine = openai_judge_engine(JudgeConfig(model="loopback-judge", base_url=base_url,
                                                  api_key="benchmark", cache_enabled=False))
         start = time.perf_counter()
-        results = engine.judge_many_sync(requests)
+        results = judge_blocking(engine, requests)
         elapsed = time.perf_counter() - start
         return elapsed, engine.stats.requests_sent, results
 

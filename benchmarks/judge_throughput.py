@@ -49,6 +49,7 @@ from condambig_metrics.judge.openai_backend import _completion  # noqa: E402
 from condambig_metrics.judge.records import JudgeConfig  # noqa: E402
 from condambig_tasks.condambigqa.scoring import ANSWER_CORRECTNESS  # noqa: E402
 from tests.support.judge_server import judge_server_process  # noqa: E402
+from tests.support.judging import judge_blocking  # noqa: E402
 
 CRITERION = ANSWER_CORRECTNESS  # the CondAmbigQA criterion the benchmark exists for
 SCRIPT = {"default": {"scores": {"7": 0.6, "8": 0.3, "6": 0.1}, "reason": "benchmark"}}
@@ -105,7 +106,7 @@ def measure(engine: JudgeEngine, requests: list[JudgeRequest],
     gc.collect()
     before = server_requests(base_url)
     cpu, wall = time.process_time(), time.perf_counter()
-    results = engine.judge_many_sync(requests)
+    results = judge_blocking(engine, requests)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     return {"wall": wall, "cpu": cpu, "results": results, "failures": engine.stats.failures,
             "extra": server_requests(base_url) - before - len(requests)}

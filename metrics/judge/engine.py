@@ -13,7 +13,6 @@ each judgement that failed (finished, but nothing kept to resume from).
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import logging
 import random
@@ -181,27 +180,6 @@ class JudgeEngine:
             transcript.extend(_transcript_entry(prompt, by_ask[(prompt, weighting)])
                               for prompt, weighting in unique)
         return [by_ask[ask] for ask in asks]
-
-    def judge_many_sync(self, requests: Sequence[JudgeRequest]) -> list[JudgeResult]:
-        """Blocking form for callers without an event loop (lm-eval's aggregation step).
-
-        Called from a thread whose loop is running, it judges on a helper thread instead.
-        """
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(self._judge_many_then_close(requests))
-        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-            return pool.submit(asyncio.run, self._judge_many_then_close(requests)).result()
-
-    async def _judge_many_then_close(self, requests: Sequence[JudgeRequest]) -> list[JudgeResult]:
-        # Clients are bound to the loop that created them; this loop ends with the call.
-        try:
-            return await self.judge_many(requests)
-        finally:
-            close = getattr(self.backend, "aclose", None)
-            if close is not None:
-                await close()
 
     async def _judge(self, prompt: str, weighting: str) -> JudgeResult:
         settings = self._cache_settings()

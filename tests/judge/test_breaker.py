@@ -19,6 +19,7 @@ from tests.abg_coqa.scripted_outputs import judge_rules
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
 from tests.judge.conftest import request
 from tests.support.judge_server import judge_server_process
+from tests.support.judging import judge_blocking
 
 SCRIPT = {"default": {"scores": {"5": 1.0}}}
 JUDGEMENTS = 120
@@ -53,7 +54,7 @@ def test_a_judge_closing_every_connection_gets_a_few_probes(judge_server, tmp_pa
     server = judge_server({**SCRIPT, "die_after": DIE_AFTER, "die_with": "disconnect"})
     cache = JudgeCache(tmp_path / "cache.sqlite")
     engine = _engine(server.base_url, cache)
-    results = engine.judge_many_sync([request(f"answer {i}") for i in range(JUDGEMENTS)])
+    results = judge_blocking(engine, [request(f"answer {i}") for i in range(JUDGEMENTS)])
     after_death = server.stats()["requests"] - DIE_AFTER
     assert 1 <= after_death <= BOUND  # every judgement's 5 tries: 500
     _assert_stopped(engine, results, cache)
@@ -64,7 +65,7 @@ def test_a_killed_judge_refusing_connections_gets_a_few_probes(tmp_path) -> None
     with judge_server_process({**SCRIPT, "die_after": DIE_AFTER, "die_with": "exit",
                                "latency_ms": 5}) as base_url:
         engine = _engine(base_url, cache)
-        results = engine.judge_many_sync([request(f"answer {i}") for i in range(JUDGEMENTS)])
+        results = judge_blocking(engine, [request(f"answer {i}") for i in range(JUDGEMENTS)])
     after_death = engine.stats.requests_sent - DIE_AFTER  # the request that killed it included
     assert 1 <= after_death <= BOUND + 1
     _assert_stopped(engine, results, cache)
@@ -74,7 +75,7 @@ def test_a_judge_dropping_a_few_connections_is_probed_and_judges_everything(
         judge_server) -> None:
     server = judge_server({**SCRIPT, "faults": [{"kind": "disconnect", "first": TRIP_AFTER + 1}]})
     engine = _engine(server.base_url, max_retries=6)
-    results = engine.judge_many_sync([request(f"answer {i}") for i in range(40)])
+    results = judge_blocking(engine, [request(f"answer {i}") for i in range(40)])
     assert not any(result.failed for result in results)
     assert engine.endpoint_failure is None and not engine.breaker.open
 
@@ -98,7 +99,7 @@ def test_a_late_answer_to_a_request_sent_before_the_failures_keeps_the_count() -
 def test_a_slow_judge_does_not_trip_the_breaker(judge_server) -> None:
     server = judge_server({**SCRIPT, "faults": [{"kind": "timeout", "sleep_seconds": 0.5}]})
     engine = _engine(server.base_url, timeout=0.1, max_retries=1)
-    results = engine.judge_many_sync([request(f"answer {i}") for i in range(3 * TRIP_AFTER)])
+    results = judge_blocking(engine, [request(f"answer {i}") for i in range(3 * TRIP_AFTER)])
     assert all(result.failed for result in results)
     assert not engine.breaker.open and "went away" not in engine.endpoint_failure
     assert server.stats()["requests"] == 2 * 3 * TRIP_AFTER  # every try was sent

@@ -16,6 +16,7 @@ from condambig_metrics.judge import JudgeCache, cache_key, render_prompt
 from condambig_metrics.judge.cache import CachedJudgement
 from condambig_metrics.judge.errors import JudgeCacheError
 from tests.judge.conftest import request
+from tests.support.judging import judge_blocking
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -97,7 +98,7 @@ def test_killed_run_resumes_asking_only_for_what_is_missing(
 
     server.reset()
     requests = [request(f"answer number {i}") for i in range(total)]
-    results = make_engine(server, cache=JudgeCache(path)).judge_many_sync(requests)
+    results = judge_blocking(make_engine(server, cache=JudgeCache(path)), requests)
     assert server.stats()["requests"] == total - done
     resumed = set(server.stats(with_prompts=True)["prompts"])
     cached_prompts = {render_prompt(r) for r, res in zip(requests, results, strict=True)
@@ -127,7 +128,7 @@ def test_cancelled_run_resumes_asking_only_for_what_is_missing(
     done = len(JudgeCache(path))
     assert 6 <= done < 20
     server.reset()
-    results = make_engine(server, cache=JudgeCache(path)).judge_many_sync(requests)
+    results = judge_blocking(make_engine(server, cache=JudgeCache(path)), requests)
     assert server.stats()["requests"] == 20 - done
     assert sum(r.cached for r in results) == done
 

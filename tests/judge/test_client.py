@@ -17,6 +17,7 @@ from condambig_metrics.judge.openai_backend import _error_message, _proxy_for
 from condambig_metrics.judge.records import DEFAULT_JUDGE_CONCURRENCY
 from condambig_metrics.judge.throttle import EndpointThrottle
 from tests.judge.conftest import request
+from tests.support.judging import judge_blocking
 
 SCRIPT = {"rules": [{"contains": "Lyon", "scores": {"6": 0.5, "9": 0.3, "2": 0.2}}],
           "default": {"scores": {"5": 1.0}}}
@@ -28,7 +29,7 @@ def test_a_redirect_is_not_followed_and_the_key_goes_nowhere_else(judge_server,
     server = judge_server({**SCRIPT, "faults": [
         {"kind": "redirect", "location": elsewhere.base_url + "/chat/completions"}]})
     engine = make_engine(server, concurrency=1)
-    results = engine.judge_many_sync([request("Lyon"), request("Paris")])
+    results = judge_blocking(engine, [request("Lyon"), request("Paris")])
     assert all(result.failed for result in results)
     assert "HTTP 307" in results[0].error and elsewhere.base_url in results[0].error
     assert "CONDAMBIG_JUDGE_BASE_URL" in results[0].error
@@ -40,7 +41,7 @@ def test_a_redirect_is_not_followed_and_the_key_goes_nowhere_else(judge_server,
 def test_no_quota_left_is_an_endpoint_failure_sent_once(judge_server, make_engine) -> None:
     server = judge_server({**SCRIPT, "faults": [{"kind": "429", "code": "insufficient_quota"}]})
     engine = make_engine(server, concurrency=1, max_retries=3)
-    results = engine.judge_many_sync([request("Lyon"), request("Paris"), request("Rome")])
+    results = judge_blocking(engine, [request("Lyon"), request("Paris"), request("Rome")])
     assert all(result.failed for result in results)
     assert "no quota left" in engine.endpoint_failure
     assert server.stats()["requests"] == 1 and engine.stats.retries == 0
@@ -50,7 +51,7 @@ def test_no_quota_left_is_an_endpoint_failure_sent_once(judge_server, make_engin
 def test_other_retryable_statuses_are_retried(judge_server, make_engine, kind) -> None:
     server = judge_server({**SCRIPT, "faults": [{"kind": kind, "first": 1}]})
     engine = make_engine(server, concurrency=1)
-    [result] = engine.judge_many_sync([request("Lyon")])
+    [result] = judge_blocking(engine, [request("Lyon")])
     assert not result.failed and result.raw_score == pytest.approx(6.1)
     assert server.stats()["requests"] == 2 and engine.stats.retries == 1
 
@@ -58,7 +59,7 @@ def test_other_retryable_statuses_are_retried(judge_server, make_engine, kind) -
 def test_connections_are_kept_open_and_reused(judge_server, make_engine) -> None:
     server = judge_server({**SCRIPT, "latency_ms": 20})
     engine = make_engine(server, concurrency=4)
-    results = engine.judge_many_sync([request(f"answer {i}") for i in range(40)])
+    results = judge_blocking(engine, [request(f"answer {i}") for i in range(40)])
     assert not any(result.failed for result in results)
     stats = server.stats()
     assert stats["requests"] == 40 and stats["connections"] <= 4
@@ -68,7 +69,7 @@ def test_an_unreachable_endpoint_is_retried_then_named(make_engine, judge_server
     server = judge_server(SCRIPT)
     server.stop()  # the port is closed now
     engine = make_engine(server, max_retries=1)
-    [result] = engine.judge_many_sync([request("Lyon")])
+    [result] = judge_blocking(engine, [request("Lyon")])
     assert result.failed and "cannot reach the judge endpoint" in result.error
     assert str(server.port) in result.error and "\n" not in result.error
     assert engine.stats.requests_sent == 2
@@ -123,7 +124,7 @@ def test_the_start_reaches_the_bound_without_waiting_for_replies(judge_server,
     # per success (1, 2, 4, 8, 1 in flight) would take five.
     server = judge_server({**SCRIPT, "latency_ms": 400})
     engine = make_engine(server, concurrency=16)
-    results = engine.judge_many_sync([request(f"answer {i}") for i in range(16)])
+    results = judge_blocking(engine, [request(f"answer {i}") for i in range(16)])
     assert not any(result.failed for result in results)
     assert server.stats()["max_in_flight"] == 16  # all in one round trip
 

@@ -24,6 +24,7 @@ from condambig_tasks.progress import Progress
 from tests.abg_coqa.scripted_outputs import RAW_OUTPUTS, judge_rules
 from tests.conftest import FIXTURE_DATA
 from tests.judge.conftest import request
+from tests.support.judging import judge_blocking
 
 SCRIPT = {
     "rules": [
@@ -42,10 +43,10 @@ def test_every_request_in_flight_follows_the_logprob_fallback(judge_server, make
     # in flight and doubles that every 25 ms: warm it up first.
     server = judge_server({**SCRIPT, "latency_ms": 200})
     engine = make_engine(server, concurrency=8, max_retries=0)
-    engine.judge_many_sync([request(f"warm-up {i}") for i in range(8)])
+    judge_blocking(engine, [request(f"warm-up {i}") for i in range(8)])
     server.set_script({**SCRIPT, "refuse_logprobs": True, "latency_ms": 200})
     server.reset()
-    results = engine.judge_many_sync([request(f"Lyon {i}") for i in range(8)])
+    results = judge_blocking(engine, [request(f"Lyon {i}") for i in range(8)])
     assert not any(r.failed for r in results)
     # without logprobs the score is the reply's integer (6, the most probable), unweighted
     assert {(r.raw_score, r.weighted) for r in results} == {(6.0, False)}
@@ -55,7 +56,7 @@ def test_every_request_in_flight_follows_the_logprob_fallback(judge_server, make
     assert stats["requests"] == engine.stats.requests_sent - 8 == 16
     assert engine.stats.logprob_fallbacks == 8 and engine.stats.retries == 0
     # later requests go without logprobs at once
-    [later] = engine.judge_many_sync([request("Marseille")])
+    [later] = judge_blocking(engine, [request("Marseille")])
     assert later.raw_score == 3.0 and server.stats()["requests"] == 17
     assert server.stats()["last_request"].get("logprobs") is None
 
@@ -73,7 +74,7 @@ def test_reported_requests_equal_what_the_server_received(judge_server, make_eng
                                                           script) -> None:
     server = judge_server({**SCRIPT, **script, "latency_ms": 20})
     engine = make_engine(server, concurrency=3, max_retries=2)
-    engine.judge_many_sync([request(f"Lyon {i}") for i in range(10)])
+    judge_blocking(engine, [request(f"Lyon {i}") for i in range(10)])
     assert engine.stats.requests_sent == server.stats()["requests"]
 
 
@@ -85,12 +86,12 @@ def test_two_endpoints_serving_one_model_name_keep_their_own_judgements(
     endpoint_a = judge_server({"default": {"scores": {"5": 0.5, "6": 0.5}}})
     endpoint_b = judge_server({"default": {"scores": {"5": 0.5, "7": 0.5}}})
     path = tmp_path / "judge.sqlite"
-    [a] = make_engine(endpoint_a, cache=JudgeCache(path)).judge_many_sync([request("Lyon")])
-    [b] = make_engine(endpoint_b, cache=JudgeCache(path)).judge_many_sync([request("Lyon")])
+    [a] = judge_blocking(make_engine(endpoint_a, cache=JudgeCache(path)), [request("Lyon")])
+    [b] = judge_blocking(make_engine(endpoint_b, cache=JudgeCache(path)), [request("Lyon")])
     # A: 5*.5 + 6*.5 = 5.5; B asks its own server: 5*.5 + 7*.5 = 6.0
     assert (a.raw_score, b.raw_score) == (pytest.approx(5.5), pytest.approx(6.0))
     assert not b.cached and endpoint_b.stats()["requests"] == 1
-    [a_again] = make_engine(endpoint_a, cache=JudgeCache(path)).judge_many_sync([request("Lyon")])
+    [a_again] = judge_blocking(make_engine(endpoint_a, cache=JudgeCache(path)), [request("Lyon")])
     assert a_again.cached and a_again.raw_score == pytest.approx(5.5)
     assert endpoint_a.stats()["requests"] == 1
 
@@ -103,7 +104,7 @@ def test_logprob_and_length_settings_are_in_the_key(judge_server, tmp_path) -> N
         config = JudgeConfig(model="loopback-judge", base_url=server.base_url, api_key="k",
                              **settings)
         engine = JudgeEngine(OpenAIJudgeBackend(config), JudgeCache(path))
-        return engine.judge_many_sync([request("Lyon")])[0]
+        return judge_blocking(engine, [request("Lyon")])[0]
 
     full, top2, none, short = judge(), judge(top_logprobs=2), judge(top_logprobs=0), \
         judge(max_tokens=64)
@@ -122,19 +123,19 @@ def test_judgements_made_without_logprobs_are_not_served_to_a_weighted_run(
     server = judge_server({**SCRIPT, "refuse_logprobs": True})
     path = tmp_path / "judge.sqlite"
     requests = [request(f"Lyon {i}") for i in range(4)]
-    unweighted = make_engine(server, cache=JudgeCache(path)).judge_many_sync(requests)
+    unweighted = judge_blocking(make_engine(server, cache=JudgeCache(path)), requests)
     assert {(r.raw_score, r.weighted) for r in unweighted} == {(6.0, False)}
     # a rerun against the refusing endpoint finds them once the refusal came back
     server.reset()
-    rerun = make_engine(server, cache=JudgeCache(path)).judge_many_sync(requests)
+    rerun = judge_blocking(make_engine(server, cache=JudgeCache(path)), requests)
     assert all(r.cached for r in rerun)
     assert server.stats()["outcomes"] == {"refused-logprobs": 1}
     # the endpoint now returns log-probabilities: judged again, weighted, as a clean run
     server.set_script(SCRIPT)
     server.reset()
-    weighted = make_engine(server, cache=JudgeCache(path)).judge_many_sync(requests)
+    weighted = judge_blocking(make_engine(server, cache=JudgeCache(path)), requests)
     assert server.stats()["requests"] == 4 and not any(r.cached for r in weighted)
-    clean = make_engine(server).judge_many_sync(requests)
+    clean = judge_blocking(make_engine(server), requests)
     assert [(r.raw_score, r.weighted) for r in weighted] == [
         (r.raw_score, r.weighted) for r in clean] == [(pytest.approx(6.1), True)] * 4
 
@@ -143,7 +144,7 @@ def test_a_backend_without_logprobs_keys_like_top_logprobs_zero(judge_server) ->
     server = judge_server({**SCRIPT, "refuse_logprobs": True})
     backend = OpenAIJudgeBackend(JudgeConfig(model="m", base_url=server.base_url, api_key="k"))
     before = backend.cache_settings
-    JudgeEngine(backend, None).judge_many_sync([request("Lyon")])
+    judge_blocking(JudgeEngine(backend, None), [request("Lyon")])
     off = OpenAIJudgeBackend(JudgeConfig(model="m", base_url=server.base_url, api_key="k",
                                          top_logprobs=0))
     assert "top_logprobs" not in before
@@ -169,7 +170,7 @@ def test_default_endpoint_and_settings_keep_the_plain_key() -> None:
 def test_lone_surrogates_are_judged_not_a_crash(judge_server, make_engine, tmp_path) -> None:
     server = judge_server(SCRIPT)
     engine = make_engine(server, cache=JudgeCache(tmp_path / "judge.sqlite"))
-    [result] = engine.judge_many_sync([request("Lyon \ud800 and \udfff")])
+    [result] = judge_blocking(engine, [request("Lyon \ud800 and \udfff")])
     assert not result.failed and result.raw_score == pytest.approx(6.1)
     [sent] = server.stats(with_prompts=True)["prompts"]
     assert "Lyon \ufffd and \ufffd" in sent
@@ -194,8 +195,8 @@ def test_progress_counts_distinct_judgements(judge_server, make_engine, tmp_path
     _Recorder.made, _Recorder.advanced = [], []
     engine = make_engine(server, cache=JudgeCache(tmp_path / "judge.sqlite"))
     engine.progress_factory = _Recorder
-    engine.judge_many_sync([request("Lyon"), request("Rome"), request("Lyon")])
-    engine.judge_many_sync([request("Lyon"), request("Marseille")])  # a cache hit counts too
+    judge_blocking(engine, [request("Lyon"), request("Rome"), request("Lyon")])
+    judge_blocking(engine, [request("Lyon"), request("Marseille")])  # a cache hit counts too
     # 3 requests, 2 distinct; then 2 distinct (one from the cache)
     assert _Recorder.made == [("judge loopback-judge", 2), ("judge loopback-judge", 2)]
     assert _Recorder.advanced == [1, 1, 1, 1]
@@ -236,7 +237,7 @@ def test_endpoint_failure_is_told_apart_from_a_failed_prompt(judge_server, make_
                                                              script, failure) -> None:
     server = judge_server({**SCRIPT, **script})
     engine = make_engine(server, max_retries=1)
-    engine.judge_many_sync([request("Lyon"), request("Rome"), request("Marseille")])
+    judge_blocking(engine, [request("Lyon"), request("Rome"), request("Marseille")])
     if failure is None:
         assert engine.endpoint_failure is None and engine.stats.failures == 1
     else:

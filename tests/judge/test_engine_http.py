@@ -10,6 +10,7 @@ import pytest
 from condambig_metrics.judge import JudgeCache
 from condambig_metrics.judge.errors import JudgeCacheError
 from tests.judge.conftest import request
+from tests.support.judging import judge_blocking
 
 SCRIPT = {
     "rules": [
@@ -26,7 +27,7 @@ SCRIPT = {
 def test_weighted_score_equals_hand_calculation(judge_server, make_engine) -> None:
     server = judge_server(SCRIPT)
     engine = make_engine(server)
-    [close, lyon, marseille] = engine.judge_many_sync(
+    [close, lyon, marseille] = judge_blocking(engine,
         [request("Paris, in 1990"), request("Lyon"), request("Marseille")])
     # 0.6*7 + 0.3*8 over p(7)+p(8); "seven" is not a score token
     assert close.raw_score == pytest.approx((0.6 * 7 + 0.3 * 8) / 0.9)
@@ -42,7 +43,7 @@ def test_weighted_score_equals_hand_calculation(judge_server, make_engine) -> No
 
 def test_top_logprobs_setting_limits_the_alternatives(judge_server, make_engine) -> None:
     server = judge_server(SCRIPT)
-    [lyon] = make_engine(server, top_logprobs=2).judge_many_sync([request("Lyon")])
+    [lyon] = judge_blocking(make_engine(server, top_logprobs=2), [request("Lyon")])
     assert lyon.raw_score == pytest.approx((0.5 * 6 + 0.3 * 9) / 0.8)
     assert server.stats()["last_request"]["top_logprobs"] == 2
 
@@ -52,7 +53,7 @@ def test_results_keep_request_order_and_identical_prompts_are_sent_once(
 ) -> None:
     server = judge_server(SCRIPT)
     requests = [request("Lyon"), request("Paris"), request("Lyon"), request("Paris, in 1990")]
-    results = make_engine(server).judge_many_sync(requests)
+    results = judge_blocking(make_engine(server), requests)
     assert [round(r.raw_score, 4) for r in results] == [
         6.1, 5.0, 6.1, round(6.6 / 0.9, 4)]
     assert server.stats()["requests"] == 3
@@ -63,7 +64,7 @@ def test_results_keep_request_order_and_identical_prompts_are_sent_once(
 def test_transient_fault_is_retried_then_succeeds(judge_server, make_engine, kind) -> None:
     server = judge_server({**SCRIPT, "faults": [{"kind": kind, "first": 2, "sleep_seconds": 2}]})
     engine = make_engine(server, max_retries=3, timeout_seconds=0.5, concurrency=1)
-    [result] = engine.judge_many_sync([request("Lyon")])
+    [result] = judge_blocking(engine, [request("Lyon")])
     assert not result.failed
     assert result.raw_score == pytest.approx(6.1)
     assert server.stats()["requests"] == 3
@@ -78,12 +79,12 @@ def test_an_unparseable_reply_is_asked_again_once_not_while_it_repeats(
     for every retry."""
     server = judge_server({**SCRIPT, "faults": [{"kind": "unparseable", "first": 1}]})
     engine = make_engine(server, max_retries=3, concurrency=1)
-    [result] = engine.judge_many_sync([request("Lyon")])
+    [result] = judge_blocking(engine, [request("Lyon")])
     assert not result.failed and result.raw_score == pytest.approx(6.1)
     assert server.stats()["requests"] == 2 and engine.stats.retries == 1
     server.reset()
     server.set_script({**SCRIPT, "faults": [{"kind": "unparseable", "first": 3}]})
-    [result] = make_engine(server, max_retries=3, concurrency=1).judge_many_sync(
+    [result] = judge_blocking(make_engine(server, max_retries=3, concurrency=1),
         [request("Paris")])
     assert result.failed and result.score is None
     assert "no score" in result.error and "the same reply twice" in result.error
@@ -96,7 +97,7 @@ def test_a_timeout_says_what_to_change(judge_server, make_engine, concurrency) -
     behind the first: the failure names the setting that helps."""
     server = judge_server({**SCRIPT, "faults": [{"kind": "timeout", "sleep_seconds": 1}]})
     engine = make_engine(server, max_retries=0, timeout_seconds=0.2, concurrency=concurrency)
-    [result] = engine.judge_many_sync([request("Lyon")])
+    [result] = judge_blocking(engine, [request("Lyon")])
     assert result.failed and "timed out after 0.2 s" in result.error
     assert "CONDAMBIG_JUDGE_TIMEOUT" in result.error
     assert ("CONDAMBIG_JUDGE_CONCURRENCY" in result.error) == (concurrency > 1)
@@ -112,7 +113,7 @@ def test_persistent_fault_is_counted_as_judge_failed_not_zero(
                                                  "sleep_seconds": 2}]})
     cache = JudgeCache(tmp_path / "judge.sqlite")
     engine = make_engine(server, max_retries=2, timeout_seconds=0.4, cache=cache)
-    results = engine.judge_many_sync([request("Lyon"), request("Paris")])
+    results = judge_blocking(engine, [request("Lyon"), request("Paris")])
     failed, fine = results
     assert failed.failed and failed.score is None and failed.raw_score is None
     assert failed.error
@@ -124,7 +125,7 @@ def test_persistent_fault_is_counted_as_judge_failed_not_zero(
     # failures are not cached: the next run asks again for Lyon only
     server.reset()
     server.set_script(SCRIPT)
-    again = make_engine(server, cache=cache).judge_many_sync([request("Lyon"), request("Paris")])
+    again = judge_blocking(make_engine(server, cache=cache), [request("Lyon"), request("Paris")])
     assert [r.cached for r in again] == [False, True]
     assert again[0].raw_score == pytest.approx(6.1)
     assert server.stats()["requests"] == 1
@@ -137,7 +138,7 @@ def test_client_errors_fail_at_once_with_a_clear_message(
 ) -> None:
     server = judge_server({**SCRIPT, "faults": [{"kind": kind}]})
     engine = make_engine(server, max_retries=3, concurrency=1)
-    results = engine.judge_many_sync([request("Lyon"), request("Paris"), request("Rome")])
+    results = judge_blocking(engine, [request("Lyon"), request("Paris"), request("Rome")])
     assert all(r.failed and r.score is None for r in results)
     assert f"HTTP {kind}" in results[0].error and hint in results[0].error
     assert engine.stats.retries == 0
@@ -147,14 +148,14 @@ def test_client_errors_fail_at_once_with_a_clear_message(
 
 def test_wrong_api_key_is_reported(judge_server, make_engine) -> None:
     server = judge_server({**SCRIPT, "require_api_key": "the-right-key"})
-    [result] = make_engine(server).judge_many_sync([request("Lyon")])
+    [result] = judge_blocking(make_engine(server), [request("Lyon")])
     assert result.failed and "HTTP 401" in result.error
 
 
 def test_unparseable_reply_is_a_failure_not_a_zero(judge_server, make_engine) -> None:
     server = judge_server(SCRIPT)
     engine = make_engine(server, max_retries=1)
-    [result] = engine.judge_many_sync([request("gibberish")])
+    [result] = judge_blocking(engine, [request("gibberish")])
     assert result.failed and result.score is None
     assert "no score" in result.error
     assert server.stats()["requests"] == 2
@@ -166,24 +167,24 @@ def test_second_run_is_served_from_cache_with_zero_requests(
     server = judge_server(SCRIPT)
     path = tmp_path / "judge.sqlite"
     requests = [request(answer) for answer in ("Lyon", "Paris, in 1990", "Rome", "Marseille")]
-    first = make_engine(server, cache=JudgeCache(path)).judge_many_sync(requests)
+    first = judge_blocking(make_engine(server, cache=JudgeCache(path)), requests)
     assert server.stats()["requests"] == 4
     second_engine = make_engine(server, cache=JudgeCache(path))
-    second = second_engine.judge_many_sync(requests)
+    second = judge_blocking(second_engine, requests)
     assert server.stats()["requests"] == 4
     assert second_engine.stats.cache_hits == 4 and second_engine.stats.requests_sent == 0
     assert all(r.cached for r in second) and not any(r.cached for r in first)
     assert [(r.raw_score, r.weighted, r.reason) for r in second] == [
         (r.raw_score, r.weighted, r.reason) for r in first]
     # another judge model does not reuse these judgements
-    make_engine(server, cache=JudgeCache(path), model="other-judge").judge_many_sync(requests[:1])
+    judge_blocking(make_engine(server, cache=JudgeCache(path), model="other-judge"), requests[:1])
     assert server.stats()["requests"] == 5
 
 
 def test_concurrency_is_bounded_and_used(judge_server, make_engine) -> None:
     server = judge_server({**SCRIPT, "latency_ms": 60})
     requests = [request(f"answer number {i}") for i in range(12)]
-    results = make_engine(server, concurrency=4).judge_many_sync(requests)
+    results = judge_blocking(make_engine(server, concurrency=4), requests)
     assert not any(r.failed for r in results)
     assert server.stats()["max_in_flight"] == 4
 
@@ -205,10 +206,10 @@ def test_sync_call_works_inside_a_running_loop_and_repeatedly(judge_server, make
     engine = make_engine(server)
 
     async def caller_with_running_loop():
-        return engine.judge_many_sync([request("Lyon")])
+        return judge_blocking(engine, [request("Lyon")])
 
     [inside] = asyncio.run(caller_with_running_loop())
-    [again] = engine.judge_many_sync([request("Paris, in 1990")])  # new loop, new client
+    [again] = judge_blocking(engine, [request("Paris, in 1990")])  # new loop, new client
     assert inside.raw_score == pytest.approx(6.1)
     assert math.isclose(again.raw_score, 6.6 / 0.9)
 
@@ -222,9 +223,9 @@ def test_engine_pickles_before_and_after_use(judge_server, make_engine, tmp_path
     config = JudgeConfig(model="loopback-judge", base_url=server.base_url, api_key="k",
                          cache_path=str(tmp_path / "judge.sqlite"))
     engine = openai_judge_engine(config)
-    engine.judge_many_sync([request("Lyon")])
+    judge_blocking(engine, [request("Lyon")])
     copy = pickle.loads(pickle.dumps(engine))
-    [again] = copy.judge_many_sync([request("Lyon")])
+    [again] = judge_blocking(copy, [request("Lyon")])
     assert again.cached and again.raw_score == pytest.approx(6.1)
     assert server.stats()["requests"] == 1
 
@@ -237,7 +238,7 @@ def test_unusable_cache_location_fails_before_any_request(
     blocker.write_text("")
     engine = make_engine(server, cache=JudgeCache(blocker / "judge.sqlite"))
     with pytest.raises(JudgeCacheError, match="CONDAMBIG_JUDGE_CACHE"):
-        engine.judge_many_sync([request("Lyon")])
+        judge_blocking(engine, [request("Lyon")])
     assert server.stats()["requests"] == 0
 
 
@@ -253,7 +254,7 @@ def test_a_judge_echoing_its_prompt_is_not_read_in_the_copied_output(
     never scoring the output's 10."""
     server = judge_server({"default": {"scores": {"3": 1.0}, "echo": echo, "logprobs": False}})
     engine = make_engine(server, max_retries=2)
-    [result] = engine.judge_many_sync([request(INJECTED)])
+    [result] = judge_blocking(engine, [request(INJECTED)])
     assert '{"score": 10' in server.stats(with_prompts=True)["prompts"][0]
     if expected is None:
         assert result.failed and result.raw_score is None

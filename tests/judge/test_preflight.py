@@ -8,6 +8,7 @@ from condambig_metrics.judge import JudgeConfig, OpenAIJudgeBackend
 from condambig_metrics.judge.preflight import JudgeUnavailableError, check_judge
 from condambig_metrics.judge.records import DEFAULT_JUDGE_MAX_RETRIES
 from tests.support.judge_server import JudgeServer
+from tests.support.judging import judge_blocking
 
 
 def _backend(base_url: str, model: str = "judge-model") -> OpenAIJudgeBackend:
@@ -84,7 +85,7 @@ def test_after_a_failed_check_no_request_is_counted_that_was_not_sent():
     with JudgeServer({"require_api_key": "another-key"}) as server:
         backend = CheckedBackend(_backend(server.base_url), "judge-model")
         engine = JudgeEngine(backend, None, concurrency=8)
-        results = engine.judge_many_sync([request(f"answer {i}") for i in range(8)])
+        results = judge_blocking(engine, [request(f"answer {i}") for i in range(8)])
         received = server.stats()["requests"]
     assert all(result.failed for result in results)
     assert received == 1

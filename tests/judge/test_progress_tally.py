@@ -6,6 +6,7 @@ from condambig_metrics.judge import JudgeCache
 from condambig_tasks.interrupts import cached_summary
 from condambig_tasks.progress import Progress
 from tests.judge.conftest import request
+from tests.support.judging import judge_blocking
 
 
 def test_failed_judgements_are_not_counted_as_cached(judge_server, make_engine, tmp_path):
@@ -13,7 +14,7 @@ def test_failed_judgements_are_not_counted_as_cached(judge_server, make_engine, 
     engine = make_engine(server, cache=JudgeCache(tmp_path / "judge.sqlite"),
                          model="tally-judge", max_retries=0)
     engine.progress_factory = Progress
-    results = engine.judge_many_sync(
+    results = judge_blocking(engine,
         [request(f"answer {i}") for i in range(3)] +
         [request(f"refused answer {i}") for i in range(2)])
     assert [result.failed for result in results] == [False] * 3 + [True] * 2

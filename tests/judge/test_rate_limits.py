@@ -11,6 +11,7 @@ import pytest
 from condambig_metrics.judge import JudgeConfig, JudgeEngine, OpenAIJudgeBackend
 from condambig_metrics.judge.breaker import PROBES, TRIP_AFTER
 from tests.judge.conftest import request
+from tests.support.judging import judge_blocking
 
 SCRIPT = {
     "rules": [
@@ -43,11 +44,11 @@ def test_a_steady_rate_limit_costs_at_most_half_again_the_judgements(
 ) -> None:
     requests = [request(f"answer {i}") for i in range(count)]
     clean_server = judge_server(SCRIPT)
-    clean = production_engine(clean_server).judge_many_sync(requests)
+    clean = judge_blocking(production_engine(clean_server), requests)
     limited_server = judge_server({**SCRIPT, "rate_limit": {
         "per_second": per_second, "retry_after": retry_after, "as": form}})
     engine = production_engine(limited_server)
-    limited = engine.judge_many_sync(requests)
+    limited = judge_blocking(engine, requests)
     stats = limited_server.stats()
     assert stats["outcomes"].get("429", 0) > 0  # the limit was hit
     assert not any(result.failed for result in limited)
@@ -64,7 +65,7 @@ def test_no_request_is_sent_before_retry_after_has_passed(
         {"kind": status, "first": 2, "retry_after": 0.6, "as": form}]})
     # max_retries 0: waiting as the endpoint asks is not a retry of a broken request
     engine = make_engine(server, concurrency=1, max_retries=0)
-    results = engine.judge_many_sync([request("answer 1"), request("answer 2")])
+    results = judge_blocking(engine, [request("answer 1"), request("answer 2")])
     assert scores(results) == [(pytest.approx(6.1), True), (pytest.approx(3.2), True)]
     timeline = server.stats(with_timeline=True)["timeline"]
     assert [entry["outcome"] for entry in timeline] == [status, status, "ok", "ok"]
@@ -78,7 +79,7 @@ def test_the_whole_engine_waits_not_only_the_refused_request(judge_server, make_
     server = judge_server({**SCRIPT, "latency_ms": 50, "faults": [
         {"kind": "429", "first": 1, "retry_after": 1.5}]})
     engine = make_engine(server, concurrency=2, max_retries=3)
-    results = engine.judge_many_sync([request(f"answer {i}") for i in range(12)])
+    results = judge_blocking(engine, [request(f"answer {i}") for i in range(12)])
     assert not any(result.failed for result in results)
     timeline = server.stats(with_timeline=True)["timeline"]
     [refused] = [entry for entry in timeline if entry["outcome"] == "429"]
@@ -92,7 +93,7 @@ def test_the_whole_engine_waits_not_only_the_refused_request(judge_server, make_
 def test_rate_limit_waits_do_not_use_up_max_retries(judge_server, make_engine) -> None:
     server = judge_server({**SCRIPT, "faults": [{"kind": "429", "first": 5}]})
     engine = make_engine(server, concurrency=1, max_retries=0)
-    [result] = engine.judge_many_sync([request("answer 1")])
+    [result] = judge_blocking(engine, [request("answer 1")])
     assert not result.failed and result.raw_score == pytest.approx(6.1)
     assert server.stats()["requests"] == engine.stats.requests_sent == 6
     assert engine.stats.retries == 5
@@ -104,7 +105,7 @@ def test_the_retry_budget_in_time_stops_a_judgement_that_stays_rate_limited(
     server = judge_server({**SCRIPT, "faults": [
         {"kind": "429", "contains": "answer 1", "retry_after": 0.2}]})
     engine = make_engine(server, concurrency=2, retry_budget_seconds=1.0)
-    limited, fine = engine.judge_many_sync([request("answer 1"), request("answer 2")])
+    limited, fine = judge_blocking(engine, [request("answer 1"), request("answer 2")])
     assert limited.failed and "retry budget of 1 s" in limited.error
     assert "HTTP 429" in limited.error and "CONDAMBIG_JUDGE_RETRY_BUDGET" in limited.error
     assert not fine.failed
@@ -117,7 +118,7 @@ def test_the_retry_budget_in_time_stops_a_judgement_that_stays_rate_limited(
 def test_a_wait_longer_than_the_budget_fails_at_once(judge_server, make_engine) -> None:
     server = judge_server({**SCRIPT, "faults": [{"kind": "429", "retry_after": 3600}]})
     engine = make_engine(server, concurrency=1, retry_budget_seconds=30)
-    [result] = engine.judge_many_sync([request("answer 1")])
+    [result] = judge_blocking(engine, [request("answer 1")])
     assert result.failed and "Retry-After 3600 s" in result.error
     assert server.stats()["requests"] == 1 and engine.stats.retries == 0
 
@@ -129,7 +130,7 @@ def test_a_dying_endpoint_ends_with_the_failures_counted(judge_server, die_with)
                          concurrency=4, max_retries=2, cache_enabled=False)
     engine = JudgeEngine(OpenAIJudgeBackend(config), None, concurrency=4, max_retries=2,
                          backoff_initial_seconds=0.05, backoff_max_seconds=0.2)
-    results = engine.judge_many_sync([request(f"answer {i}") for i in range(30)])
+    results = judge_blocking(engine, [request(f"answer {i}") for i in range(30)])
     assert engine.stats.retries <= 20 * 2  # at most max_retries per failed judgement
     judged = [result for result in results if not result.failed]
     assert len(judged) == 10
@@ -149,7 +150,7 @@ def test_an_endpoint_dead_from_the_start_is_an_endpoint_failure(judge_server,
                                                                 make_engine) -> None:
     server = judge_server({**SCRIPT, "die_after": 0})
     engine = make_engine(server, max_retries=1)
-    engine.judge_many_sync([request(f"answer {i}") for i in range(5)])
+    judge_blocking(engine, [request(f"answer {i}") for i in range(5)])
     assert "all 5 judgement(s) failed" in engine.endpoint_failure
     assert "HTTP 500" in engine.endpoint_failure
 
@@ -184,7 +185,7 @@ def test_a_wait_beyond_the_retry_budget_fails_the_queued_judgements_at_once(
                                        "as": form}]})
     engine = make_engine(server, concurrency=1, retry_budget_seconds=600.0)
     done: list = []
-    worker = threading.Thread(target=lambda: done.append(engine.judge_many_sync(
+    worker = threading.Thread(target=lambda: done.append(judge_blocking(engine,
         [request(f"answer {index}") for index in range(5)])), daemon=True)
     worker.start()
     worker.join(120)  # a guard against the old endless wait, not a measured time
@@ -201,10 +202,10 @@ def test_a_judge_refusing_every_other_request_without_retry_after_keeps_going(
     numbers of a clean run, one refusal per judgement, and the engine's pace and
     concurrency are not run down (each refusal used to halve the pace, to 0.05/s)."""
     requests = [request(f"answer {i}") for i in range(40)]
-    clean = make_engine(judge_server(SCRIPT)).judge_many_sync(requests)
+    clean = judge_blocking(make_engine(judge_server(SCRIPT)), requests)
     server = judge_server({**SCRIPT, "faults": [{"kind": "429", "every": 2}]})
     engine = make_engine(server, concurrency=4, max_retries=0)
-    results = engine.judge_many_sync(requests)
+    results = judge_blocking(engine, requests)
     assert scores(results) == scores(clean)
     stats = server.stats()
     assert stats["outcomes"]["ok"] == len(requests)  # one refusal per judgement (the

@@ -23,6 +23,7 @@ from condambig_metrics.judge.scoring import (
 )
 from tests.judge.conftest import request
 from tests.support.judge_server import tokenize
+from tests.support.judging import judge_blocking
 
 
 def tokens_of(*pieces: str, top_at: int | None = None, top: dict[str, float] | None = None):
@@ -128,7 +129,7 @@ def test_a_quoting_judge_over_http_gives_its_own_verdict(judge_server, make_engi
     """The judge restates the output under evaluation (holding {"score": 10, ...}) before its
     own verdict {"score": 3, ...}: the judgement is 3, weighted at the verdict's token."""
     server = judge_server({"default": {"reply": QUOTED_OUTPUT}})
-    [result] = make_engine(server).judge_many_sync([request("Lyon")])
+    [result] = judge_blocking(make_engine(server), [request("Lyon")])
     assert not result.failed, result.error
     # the loopback server gives every token of a verbatim reply probability 1: the weighted
     # score at the verdict's " 3" token is 3 itself
