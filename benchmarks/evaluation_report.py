@@ -78,7 +78,7 @@ class PlannedRun:
 # chat template (the paired comparison), and two tasks through Inspect `hf` and the served
 # route, then the served model as the judge. CondAmbigQA's settings with fragments read
 # 2,600-token prompts (4,800 at most) and may write 1,536 tokens: on 2 CPU cores that is
-# about an hour a setting, so the plan runs over several sittings (each run's record is kept
+# more than two hours a setting, so the plan runs over several sittings (each run's record is kept
 # beside the report). `quick`: a smoke run of the script itself.
 CHEAP = ("ambignq", "abg_coqa_detection", "abg_coqa_clarification", "abg_coqa_clarified_qa",
          "condambigqa_closed_book")
