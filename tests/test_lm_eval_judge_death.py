@@ -9,17 +9,14 @@ The judge closes every connection unanswered once it has answered ``DIE_AFTER`` 
 
 from __future__ import annotations
 
-import json
 import math
 import re
-import shutil
 import sqlite3
-from pathlib import Path
 
 import pytest
 
 from condambig_metrics.judge.breaker import PROBES, TRIP_AFTER
-from tests.conftest import FIXTURE_DATA
+from tests.support.copied_data import copied_condambigqa_data
 from tests.support.judge_server import JudgeServer
 from tests.test_lm_eval_judge_faults import HEALTHY, SUBJECT_REPLY, _env, _lm_eval, _written
 
@@ -36,20 +33,9 @@ def subject():
         yield server
 
 
-def _many_questions(tmp_path: Path) -> Path:
-    data = tmp_path / "data"
-    shutil.copytree(FIXTURE_DATA, data)
-    path = data / "condambigqa" / "condambigqa_fixture.json"
-    items = json.loads(path.read_text())
-    path.write_text(json.dumps([{**item, "id": f"{item['id']}-{copy}",
-                                 "question": f"{item['question']} (copy {copy})"}
-                                for copy in range(COPIES) for item in items]))
-    return data
-
-
 def test_a_judge_dying_mid_run_gets_a_few_probes_and_one_line(subject, tmp_path):
     with JudgeServer({**HEALTHY, "die_after": DIE_AFTER, "die_with": "disconnect"}) as judge:
-        env = {**_env(tmp_path, judge.base_url), "CONDAMBIG_DATA_DIR": str(_many_questions(tmp_path)),
+        env = {**_env(tmp_path, judge.base_url), "CONDAMBIG_DATA_DIR": str(copied_condambigqa_data(tmp_path, COPIES)),
                "CONDAMBIG_JUDGE_MAX_RETRIES": "4", "CONDAMBIG_JUDGE_CONCURRENCY": str(CONCURRENCY)}
         out = tmp_path / "out"
         result = _lm_eval(subject, out, env, "--limit", str(3 * COPIES))

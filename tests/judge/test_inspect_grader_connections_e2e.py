@@ -11,20 +11,16 @@ concurrency (before: 20; with the user's choices, 6).
 
 from __future__ import annotations
 
-import json
-import shutil
-from pathlib import Path
-
 import pytest
 
 from condambig_metrics.judge.records import DEFAULT_JUDGE_CONCURRENCY
-from tests.conftest import FIXTURE_DATA
 from tests.judge.test_inspect_grader_faults_e2e import (
     PREFLIGHT_TEXT,
     SUBJECT_REPLY,
     only_log,
     run_inspect,
 )
+from tests.support.copied_data import copied_condambigqa_data
 from tests.support.judge_server import JudgeServer
 
 pytestmark = pytest.mark.e2e
@@ -38,17 +34,6 @@ def subject():
         yield server
 
 
-def _copied_questions(tmp_path: Path) -> Path:
-    data = tmp_path / "data"
-    shutil.copytree(FIXTURE_DATA, data)
-    path = data / "condambigqa" / "condambigqa_fixture.json"
-    items = json.loads(path.read_text())
-    path.write_text(json.dumps([{**item, "id": f"{item['id']}-{copy}",
-                                 "question": f"{item['question']} (copy {copy})"}
-                                for copy in range(COPIES) for item in items]))
-    return data
-
-
 @pytest.mark.parametrize("options, most", [
     ((), DEFAULT_JUDGE_CONCURRENCY),
     (("--max-connections", "6"), 6),
@@ -56,7 +41,7 @@ def _copied_questions(tmp_path: Path) -> Path:
 ], ids=["default", "max-connections", "adaptive"])
 def test_the_grader_gets_the_default_judge_concurrency_unless_the_user_chose_one(
         tmp_path, subject, options, most):
-    data = _copied_questions(tmp_path)
+    data = copied_condambigqa_data(tmp_path, COPIES)
     script = {"default": {"scores": {"7": 1.0}},
               "hold": {"in_flight": DEFAULT_JUDGE_CONCURRENCY, "seconds": 5,
                        "except_containing": PREFLIGHT_TEXT}}

@@ -14,7 +14,6 @@ judge).
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -23,13 +22,14 @@ from urllib.parse import urlsplit
 import pytest
 
 from condambig_metrics.judge.breaker import PROBES, TRIP_AFTER
-from tests.conftest import FIXTURE_DATA, executable, subprocess_env
+from tests.conftest import executable, subprocess_env
 from tests.judge.test_inspect_grader_faults_e2e import (
     SUBJECT_REPLY,
     check_connections,
     only_log,
     run_inspect,
 )
+from tests.support.copied_data import copied_condambigqa_data
 from tests.support.judge_server import JudgeServer, judge_server_process
 
 pytestmark = pytest.mark.e2e
@@ -49,13 +49,8 @@ def subject():
 def _many_questions(tmp_path: Path) -> tuple[Path, int]:
     """The data folder, and the most judgements one sample asks for (the subject writes one
     condition: 2 judgements per gold condition)."""
-    data = tmp_path / "data"
-    shutil.copytree(FIXTURE_DATA, data)
-    path = data / "condambigqa" / "condambigqa_fixture.json"
-    items = json.loads(path.read_text())
-    path.write_text(json.dumps([{**item, "id": f"{item['id']}-{copy}",
-                                 "question": f"{item['question']} (copy {copy})"}
-                                for copy in range(COPIES) for item in items]))
+    data = copied_condambigqa_data(tmp_path, COPIES)
+    items = json.loads((data / "condambigqa" / "condambigqa_fixture.json").read_text())
     return data, 2 * max(len(item["properties"]) for item in items)
 
 
