@@ -172,16 +172,43 @@ def split_options(data: Path) -> dict[str, dict[str, str]]:
     return {}
 
 
+SITTINGS = "sittings.json"
+
+
+def _begin_sitting(out: Path, cache_prefix: Path) -> list[dict]:
+    """The run's sittings so far, with this one begun. An earlier sitting that was interrupted
+    counts from its start to the last generation it wrote to lm-eval's response cache (what it
+    generated after that was lost and is generated again)."""
+    record = out / SITTINGS
+    sittings = json.loads(record.read_text()) if record.is_file() else []
+    caches = list(cache_prefix.parent.glob(cache_prefix.name + "_rank*.db"))
+    last_write = max((cache.stat().st_mtime for cache in caches), default=None)
+    for sitting in sittings:
+        if sitting["seconds"] is None:
+            kept = (last_write or sitting["started"]) - sitting["started"]
+            sitting.update(seconds=max(0.0, kept), interrupted=True)
+    sittings.append({"started": time.time(), "seconds": None})
+    record.write_text(json.dumps(sittings, indent=1))
+    return sittings
+
+
 def run_one(plan: PlannedRun, folder: Path, runs: Path, env: dict[str, str],
             served: ServedModel | None) -> Path:
-    """The run's folder, running it first unless a finished one is there."""
+    """The run's folder, running it first unless a finished one is there. An lm-eval run
+    keeps its generations in lm-eval's response cache (``--use_cache``) as it goes: a run
+    longer than one sitting continues in the next one instead of starting again, and its wall
+    time is the sum of its sittings' (each earlier one up to its last kept generation)."""
     out = runs / plan.name
     done = out / "run.json"
     if done.is_file():
         return out
-    shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
     route = ROUTE[plan.route]
+    cache = out / "responses"
+    if route.framework != "lm_eval":
+        shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(out / "lm_eval", ignore_errors=True)
+    shutil.rmtree(out / "inspect", ignore_errors=True)
     spec = next(spec for spec in real_model.greedy_tasks() if spec.task == plan.task)
     scoped = split_options(Path(env["CONDAMBIG_DATA_DIR"])).get(spec.benchmark, {})
     if route.framework == "lm_eval":
@@ -189,23 +216,29 @@ def run_one(plan: PlannedRun, folder: Path, runs: Path, env: dict[str, str],
             route, folder, [plan.task], out / "lm_eval", limit=plan.limit,
             batch_size=plan.batch_size, base_url=served.base_url if served else None,
             chat_template=plan.config != "plain",
-            metadata={spec.benchmark: scoped} if scoped else None)
+            metadata={spec.benchmark: scoped} if scoped else None, response_cache=cache)
     else:
         command = real_model.inspect_command(
             route, folder, [spec.inspect_task], out / "inspect", limit=plan.limit,
             batch_size=plan.batch_size,
             task_options={**dict(spec.inspect_options), **scoped, "judge": "false"})
+    sittings = _begin_sitting(out, cache)
+    if len(sittings) > 1:
+        print(f"[report] {plan.name}: sitting {len(sittings)}, resuming from lm-eval's "
+              f"response cache", file=sys.stderr, flush=True)
     print(f"[report] {plan.name}: {' '.join(command)}", file=sys.stderr, flush=True)
-    started = time.monotonic()
-    result = subprocess.run(command, env=env, cwd=out, capture_output=True, text=True)
-    wall = time.monotonic() - started
-    (out / "stdout.txt").write_text(result.stdout)
-    (out / "stderr.txt").write_text(result.stderr[-200_000:])
+    # written as it goes: the progress of a long run is in its stderr.txt
+    with open(out / "stdout.txt", "w") as stdout, open(out / "stderr.txt", "w") as stderr:
+        result = subprocess.run(command, env=env, cwd=out, stdout=stdout, stderr=stderr)
+    sittings[-1]["seconds"] = time.time() - sittings[-1]["started"]
+    (out / SITTINGS).write_text(json.dumps(sittings, indent=1))
     # a judged run whose judgements failed exits 1 after writing everything (docs/faults.md)
     if result.returncode != 0 and not (plan.config == "judged" and result.returncode == 1):
         raise SystemExit(f"{plan.name} failed (exit {result.returncode}); see {out}/stderr.txt")
+    wall = sum(sitting["seconds"] for sitting in sittings)
     done.write_text(json.dumps({"plan": plan.__dict__, "command": command, "wall_seconds": wall,
-                                "returncode": result.returncode}, indent=1))
+                                "sittings": len(sittings), "returncode": result.returncode},
+                               indent=1))
     return out
 
 
@@ -247,6 +280,7 @@ class Measured:
     # at an older version are not reproduced by a newer parser (CHANGELOG says what changed)
     run_version: str | None = None
     scored_version: str | None = None
+    sittings: int = 1  # sittings the run took (an interrupted one resumes from its cache)
 
     def to_json(self) -> str:
         record = _finite({**self.__dict__, "plan": self.plan.__dict__})
@@ -391,7 +425,7 @@ def measure(plan: PlannedRun, out: Path, folder: Path, env: dict[str, str]) -> M
         options=result["options"], command=timing["command"],
         measured_on=datetime.date.today().isoformat(),
         run_version=((result.get("source") or {}).get("provenance") or {}).get("task_version"),
-        scored_version=result.get("version"))
+        scored_version=result.get("version"), sittings=timing.get("sittings", 1))
     if spec.benchmark in CHANGED_PARSERS and plan.route == "lm_eval_hf":
         measured.parser_before, measured.parser_after = parser_counts(
             measured, outputs, env)
@@ -591,6 +625,15 @@ def render(measured: Sequence[Measured], extras: Mapping[str, str],
               "included. Each run's wall time is of its own sitting on a shared 2-core "
               "machine, some beside other jobs (test suites): compare speeds only within "
               "**Speed** below, measured side by side in one quiet sitting.", ""]
+    resumed = [m for m in chat if m.sittings > 1]
+    if resumed:
+        lines += ["Run over several sittings, each resuming from lm-eval's response cache "
+                  "(`--use_cache`): " + ", ".join(f"`{m.plan.task}` ({m.sittings})"
+                                                   for m in resumed)
+                  + ". Its wall time is the sum of the sittings' (an interrupted sitting up to "
+                  "its last kept generation, one model load each); a resumed sitting batches "
+                  "the remaining prompts anew, which can move a greedy tie-break (see "
+                  "**Consistency**).", ""]
     lines += ["## What the real outputs show", ""]
     for m in measured:
         if m.plan.route != "lm_eval_hf":

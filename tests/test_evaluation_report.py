@@ -176,3 +176,34 @@ def test_the_consistency_table_counts_prompts_and_outputs_against_lm_eval(report
              if line.startswith("| `ambignq`")]
     # 3 items, 2 with the same prompt; 1 same output, 2 different, 1 of them same prompt
     assert row == "| `ambignq` | inspect_hf (batch 8) | 3 | 2 | 1 | 2 | 1 |"
+
+
+def test_an_interrupted_run_counts_its_sittings_up_to_the_last_kept_generation(report, tmp_path):
+    """A long lm-eval run keeps its generations in lm-eval's response cache; the next sitting
+    resumes, and the run's wall time is the sittings' sum, an interrupted sitting counted to
+    its last write to the cache (what it generated after that was lost)."""
+    import os
+    cache = tmp_path / "responses"
+    first = report._begin_sitting(tmp_path, cache)
+    assert first == [{"started": first[0]["started"], "seconds": None}]
+    database = tmp_path / "responses_rank0.db"
+    database.write_text("generations")
+    os.utime(database, (first[0]["started"] + 300, first[0]["started"] + 300))
+    second = report._begin_sitting(tmp_path, cache)
+    assert second[0] == {"started": first[0]["started"], "seconds": 300.0, "interrupted": True}
+    assert second[1]["seconds"] is None and len(second) == 2
+    assert json.loads((tmp_path / report.SITTINGS).read_text()) == second
+    # a sitting interrupted before its first generation was kept counts nothing
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    report._begin_sitting(empty, empty / "responses")
+    assert report._begin_sitting(empty, empty / "responses")[0]["seconds"] == 0
+
+
+def test_lm_eval_runs_of_the_report_keep_their_generations_in_lm_evals_cache(tmp_path):
+    sys.path.insert(0, str(REPO))
+    from tests.support import real_model
+    hf = next(route for route in real_model.ROUTES if route.name == "lm_eval_hf")
+    command = real_model.lm_eval_command(hf, tmp_path, ["ambignq"], tmp_path / "out", limit=2,
+                                         batch_size=1, response_cache=tmp_path / "responses")
+    assert command[command.index("--use_cache") + 1] == str(tmp_path / "responses")

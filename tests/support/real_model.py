@@ -133,8 +133,11 @@ def eos_token(folder: Path) -> str:
 def lm_eval_command(route: Route, folder: Path, tasks: Sequence[str], output_path: Path, *,
                     limit: int | None, batch_size: int, max_gen_toks: int | None = None,
                     metadata: Mapping | None = None, base_url: str | None = None,
-                    concurrency: int = 1, chat_template: bool = True) -> list[str]:
-    """An lm-eval command of ``route`` (``hf`` or the served model) writing its samples."""
+                    concurrency: int = 1, chat_template: bool = True,
+                    response_cache: Path | None = None) -> list[str]:
+    """An lm-eval command of ``route`` (``hf`` or the served model) writing its samples;
+    with ``response_cache``, lm-eval's own ``--use_cache`` keeps every finished generation
+    there, so that an interrupted run resumes where it stopped."""
     if route.served:
         # the model's end token as the stop sequence: without a tokenizer lm-eval cannot tell
         # it and sends none (null), which `transformers serve` answers with HTTP 500
@@ -155,6 +158,8 @@ def lm_eval_command(route: Route, folder: Path, tasks: Sequence[str], output_pat
         command += ["--gen_kwargs", f"max_gen_toks={max_gen_toks}"]
     if metadata:
         command += ["--metadata", json.dumps(metadata)]
+    if response_cache is not None:
+        command += ["--use_cache", str(response_cache)]
     return command
 
 
