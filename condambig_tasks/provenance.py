@@ -38,8 +38,8 @@ def records_sha256(benchmark: Benchmark, items: Sequence[Any],
 
     ``records``: ``benchmark.to_record`` of each item, when the caller has built them
     already (the front ends keep them in their samples), so they are not built twice."""
-    if records is None:
-        records = [benchmark.to_record(item) for item in items]
+    if records is None:  # one record at a time: a run's records are never all held
+        records = (benchmark.to_record(item) for item in items)
     elif len(records) != len(items):
         raise ValueError(f"{len(records)} records for {len(items)} items")
     digest = hashlib.sha256()

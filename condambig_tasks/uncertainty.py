@@ -82,6 +82,9 @@ def _resample_count(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
     return value
 _BLOCK = 100  # resamples drawn and evaluated at once (bounds the count matrix's memory)
+# at most this many unit draws per block: 100 resamples of 100,000 units would hold 80 MB
+# of indices and as much of counts; fewer resamples a block give the same draws
+_BLOCK_DRAWS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -336,8 +339,9 @@ class Units:
 
 def _draws(units: int, resamples: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
     """Blocks of resamples, each row the unit indices of one resample (with replacement)."""
-    for start in range(0, resamples, _BLOCK):
-        size = min(_BLOCK, resamples - start)
+    block = max(1, min(_BLOCK, _BLOCK_DRAWS // max(units, 1)))
+    for start in range(0, resamples, block):
+        size = min(block, resamples - start)
         yield rng.integers(0, max(units, 1), size=(size, units))
 
 
@@ -449,14 +453,17 @@ class _Resampler:
 def _plain_statistics(benchmark: Benchmark, samples: Sequence[ScoredSample],
                       names: Sequence[str]) -> CorpusStatistics:
     """MEAN and SUM metrics as the totals (value sum, samples with a value)."""
+    import numpy as np
+
     aggregation = {name: benchmark.metric_spec(name).aggregation for name in names}
-    rows = []
-    for sample in samples:
-        row = []
-        for name in names:
+    # filled in place: a list of Python floats per sample would hold (and, freed, fragment)
+    # far more than the 16 bytes a value takes here
+    rows = np.zeros((len(samples), 2 * len(names)))
+    for index, sample in enumerate(samples):
+        for column, name in enumerate(names):
             value = finite_number(sample.values.get(name))
-            row += [0.0, 0.0] if value is None else [value, 1.0]
-        rows.append(row)
+            if value is not None:
+                rows[index, 2 * column:2 * column + 2] = value, 1.0
 
     def metrics(totals: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         import numpy as np

@@ -103,3 +103,31 @@ def test_f1_from_tokens():
     assert f1_from_tokens([], []) == 0.0
     assert f1_from_tokens(["a", "b"], ["b", "c", "d"]) == pytest.approx(2 * 0.5 * (1 / 3) / (0.5 + 1 / 3))
     assert token_f1("The Eiffel tower", "eiffel tower!") == 1.0
+
+
+def squad_normalize_answer(text: str) -> str:
+    """SQuAD v1.1 ``evaluate-v1.1.py``'s ``normalize_answer``, as the official script has it."""
+    import string
+
+    def remove_articles(value):
+        return re.sub(r"\b(a|an|the)\b", " ", value)
+
+    def white_space_fix(value):
+        return " ".join(value.split())
+
+    def remove_punc(value):
+        exclude = set(string.punctuation)
+        return "".join(ch for ch in value if ch not in exclude)
+
+    return white_space_fix(remove_articles(remove_punc(text.lower())))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(
+    list("aAnNtThHeE !?.,'\"-_()[]{}$%&*+/:;<=>@\\^`|~#0129\t\n\u00a0\u2028") +
+    ["é", "É", "ß", "–", "’", "“", "İ", "Σ", "ẞ", " the ", " an ", " a "]), max_size=40)
+    .map("".join))
+def test_normalize_answer_is_the_squad_scripts(text):
+    from condambig_metrics.text import normalize_answer
+
+    assert normalize_answer(text) == squad_normalize_answer(text)

@@ -23,7 +23,7 @@ from condambig_tasks.data import (
     DataUnavailableError,
     load_hub_dataset,
     local_files,
-    read_json,
+    read_json_rows,
 )
 
 logger = logging.getLogger(__name__)
@@ -89,14 +89,10 @@ def load_questions(
             HUB_SOURCES[release].local_file_hint, ", ".join(p.name for p in files),
             next(r.value for r in Release if r is not release))
     if files:
-        raw: list[dict] = []
-        for path in files:
-            content = read_json(path)
-            rows = content.get("data", content) if isinstance(content, dict) else content
-            if not isinstance(rows, list):
-                raise CorruptDataError(f"{path}: expected a JSON list of questions.")
-            raw.extend(rows)
         source = ", ".join(str(p) for p in files)
+        # each record becomes its question as it is read (a 2K file is 28 MB of JSON)
+        questions = [normalise_record(row, source) for path in files
+                     for row in read_json_rows(path, unwrap="data")]
     else:
         hub = HUB_SOURCES[release]
         dataset = load_hub_dataset(
@@ -106,9 +102,9 @@ def load_questions(
         # discover the split names rather than assuming one
         splits = list(dataset.keys()) if hasattr(dataset, "keys") else [None]
         logger.info("%s: using splits %s of %s", BENCHMARK, splits, hub.repository)
-        raw = [row for split in splits for row in (dataset[split] if split else dataset)]
         source = hub.repository
-    questions = [normalise_record(row, source) for row in raw]
+        questions = [normalise_record(row, source) for split in splits
+                     for row in (dataset[split] if split else dataset)]
     if not questions:
         raise DataUnavailableError(BENCHMARK, FOLDER, [HUB_SOURCES[release].local_file_hint],
                                    f"no questions found in {source}")

@@ -28,7 +28,7 @@ class Setting(str, Enum):
         return self.sees_fragments
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Fragment:
     """One retrieved Wikipedia passage; ``ctxs[i]`` is shown as "Fragment i+1"."""
 
@@ -36,7 +36,7 @@ class Fragment:
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GoldProperty:
     """A ground-truth condition with its answer and the fragment numbers (1-based) citing it."""
 
@@ -45,7 +45,7 @@ class GoldProperty:
     fragments: tuple[int, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CondAmbigQuestion:
     id: str
     question: str

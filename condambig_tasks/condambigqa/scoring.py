@@ -29,7 +29,7 @@ from condambig_metrics.judge import (
     JudgeRequest,
     JudgeResult,
 )
-from condambig_metrics.text import token_f1
+from condambig_metrics.text import answer_tokens, f1_from_tokens
 from condambig_tasks.condambigqa.parser import GeneratedPair, ParsedResponse
 from condambig_tasks.condambigqa.records import CondAmbigQuestion, Setting
 
@@ -286,11 +286,14 @@ def _judged_pair_count(pairs: Sequence[GeneratedPair], cap: int | None) -> int:
 
 
 def _exact_matches(setting: Setting, pairs: Sequence[GeneratedPair], gold) -> list:
-    """Greedy matching on citation score, then answer token F1 (no judge needed)."""
+    """Greedy matching on citation score, then answer token F1 (no judge needed); each
+    answer normalised once, not once per pair it is compared in."""
+    generated = [answer_tokens(pair.answer) for pair in pairs]
+    expected = [answer_tokens(prop.answer) for prop in gold]
 
     def objective(i: int, j: int) -> tuple[float, float]:
         cited = _pair_citation(pairs[i], gold[j]) if setting.cites else 0.0
-        return cited, token_f1(pairs[i].answer, gold[j].answer)
+        return cited, f1_from_tokens(generated[i], expected[j])
 
     return greedy_match(len(pairs), len(gold), objective)
 
