@@ -31,6 +31,19 @@ recovery whose gap R̄(x_c) − R̄(x_i) ties at 0) is left out of that metric's
 interval and p-value, never turned into a number; :attr:`Estimate.undefined` and
 :attr:`Comparison.undefined_resamples` count them, and :func:`describe` records the rule and
 the counts in a result's provenance. Fewer than two units or two defined resamples give None.
+
+Fast paths. Recomputing a metric per resample through :meth:`Benchmark.metric_values` is
+Python work per sample per resample (HotpotQA-FLM's full split, 17 metrics: 70 s). Where a
+metric is a function of per-sample totals, the resamples are drawn once as unit counts and
+the totals of all resamples are one matrix product (the same HotpotQA-FLM run: 0.24 s;
+``benchmarks/bootstrap.py``). A fast path is used only where it gives the run's own value
+(checked on the whole run, with a warning and the slow path otherwise); the others:
+
+* MEAN and SUM metrics of any benchmark: value sums and counts (:func:`_plain_statistics`);
+* each benchmark's CORPUS metrics, beside them in its ``corpus_statistics``: HotpotQA-FLM's
+  recoveries and rates, Abg-CoQA's detection counts, BLEU sufficient statistics and
+  clarified-QA F1, CondAmbigQA's ``judge_weighted_rate`` (AmbigNQ's and ConditionalQA's
+  metrics are all MEAN or SUM: the first path covers them).
 """
 
 from __future__ import annotations
