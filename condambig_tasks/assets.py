@@ -1,7 +1,7 @@
 """The upstream sources a benchmark reads, in inspect_evals' vocabulary of external assets.
 
 Each loader declares its sources beside its pins (download URL and sha256, hub repository
-and revision) and the benchmark names them in ``Benchmark.assets``. Type, fetch method and
+and revision) and the benchmark names them in its ``Catalogue.assets``. Type, fetch method and
 state are those of ``inspect_evals.metadata.ExternalAsset`` (inspect-evals 0.26.0, its
 ADR-0004 / ADR-0007): ``pinned`` when the source names a commit, else ``floating`` (a
 branch stays floating even where each download is checked against a sha256).

@@ -183,6 +183,25 @@ class Paper:
 
 
 @dataclass(frozen=True)
+class Catalogue:
+    """What a catalogue says of a benchmark (the inspect_evals register entry, the docs
+    tables, data errors), read by those only: the paper (None for a benchmark of no paper),
+    a paragraph on the task, topic tags, the inspect_evals group
+    (``inspect_evals.metadata.Group``), the upstream sources read (declared by the loaders
+    beside their pins), whether a run needs the internet besides fetching those sources
+    (inspect_evals' ``requires.internet``), and the folders under ``$CONDAMBIG_DATA_DIR`` it
+    reads."""
+
+    paper: Paper | None = None
+    description: str = ""
+    tags: tuple[str, ...] = ()
+    category: str | None = None
+    assets: tuple[ExternalAsset, ...] = ()
+    requires_internet: bool = False
+    data_folders: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ScoredSample:
     """One output's score: per-sample numbers by metric name, and JSON-safe details.
 
@@ -225,16 +244,7 @@ class Benchmark(Generic[Options, Item]):
 
     name: ClassVar[str]
     title: ClassVar[str]
-    # what a catalogue lists: the paper (None for a benchmark of no paper), a paragraph on
-    # the task, topic tags, the inspect_evals group (``inspect_evals.metadata.Group``), the
-    # upstream sources read (declared by the loaders beside their pins) and whether a run
-    # needs the internet besides fetching those sources (inspect_evals' requires.internet)
-    paper: ClassVar[Paper | None] = None
-    description: ClassVar[str] = ""
-    tags: ClassVar[tuple[str, ...]] = ()
-    category: ClassVar[str | None] = None
-    assets: ClassVar[tuple[ExternalAsset, ...]] = ()
-    requires_internet: ClassVar[bool] = False
+    catalogue: ClassVar[Catalogue] = Catalogue()  # what registers, docs and data errors say
     version: ClassVar[str]  # N-X (TaskVersion)
     options_type: ClassVar[type]
     metric_specs: ClassVar[tuple[MetricSpec, ...]]
@@ -247,8 +257,6 @@ class Benchmark(Generic[Options, Item]):
     # the judge model the paper used (an OpenAI model name), Inspect's default grader
     # (None: the paper had no model judge, so a judge runs only when one is named)
     paper_judge: ClassVar[str | None] = None
-    # the folders under $CONDAMBIG_DATA_DIR this benchmark reads (named in data errors)
-    data_folders: ClassVar[tuple[str, ...]] = ()
     # the named tasks of this benchmark, the first being its default options; an lm-eval
     # group of them all (None: no group) and the task or group that stands for the benchmark
     # in the condambig suite

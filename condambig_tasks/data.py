@@ -320,8 +320,8 @@ def load_items(benchmark: Benchmark, options: Any) -> list[Any]:
     items = benchmark.load(options)
     if not items:
         root = settings.data_dir()
-        where = (" in " + ", ".join(str(root / folder) for folder in benchmark.data_folders)
-                 if root is not None and benchmark.data_folders else "")
+        where = (" in " + ", ".join(str(root / folder) for folder in benchmark.catalogue.data_folders)
+                 if root is not None and benchmark.catalogue.data_folders else "")
         raise CorruptDataError(
             f"{benchmark.title}: the data{where} holds no items for these options "
             f"({benchmark.options_to_json(options)}); check that the files are the "

@@ -141,11 +141,11 @@ def build_entry(task: InspectTask, repository_url: str, commit: str,
                 contributors: Sequence[str], maintainers: Sequence[str]) -> dict[str, Any]:
     """The register entry of one Inspect task (the fields of ``ExternalEvalMetadata``)."""
     benchmark = registry.get(task.benchmark)
-    paper = benchmark.paper
+    paper = benchmark.catalogue.paper
     variant = task.name.removeprefix(task.benchmark).strip("_").replace("_", " ")
     title = benchmark.title if paper is None else paper.title \
         if benchmark.title in paper.title else f"{benchmark.title} ({paper.title})"
-    description = one_line(benchmark.description)
+    description = one_line(benchmark.catalogue.description)
     if variant:
         description += f" This task: {task.summary}"
     source: dict[str, Any] = {"repository_url": repository_url, "repository_commit": commit}
@@ -166,9 +166,9 @@ def build_entry(task: InspectTask, repository_url: str, commit: str,
         entry["tasks"][0]["dataset_samples"] = samples
     if paper is not None and paper.arxiv_url:
         entry["arxiv"] = paper.arxiv_url
-    if benchmark.tags:
-        entry["tags"] = list(benchmark.tags)
-    entry["metadata"] = {"requires": {"internet": benchmark.requires_internet}}
+    if benchmark.catalogue.tags:
+        entry["tags"] = list(benchmark.catalogue.tags)
+    entry["metadata"] = {"requires": {"internet": benchmark.catalogue.requires_internet}}
     entry["source"] = source
     return entry
 

@@ -60,20 +60,20 @@ def test_the_report_cites_each_paper_as_the_spec_does():
 
     load_paper_data.cache_clear()
     papers = load_paper_data().papers
-    assert papers and papers == {name: registry.get(name).paper.cite for name in papers}
+    assert papers and papers == {name: registry.get(name).catalogue.paper.cite for name in papers}
     for path in sorted((REPO_ROOT / "condambig_tasks").rglob("paper_numbers.yaml")):
         assert "cite" not in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}), path
 
 
 @pytest.mark.parametrize("name", BENCHMARKS)
 def test_every_benchmark_declares_what_a_catalogue_lists(name):
-    benchmark = registry.get(name)
-    assert isinstance(benchmark.paper, Paper)
-    assert benchmark.description and "\n" not in benchmark.description
-    assert benchmark.tags and all(re.fullmatch(r"[a-z0-9-]+", tag) for tag in benchmark.tags)
-    assert benchmark.assets and all(isinstance(a, ExternalAsset) for a in benchmark.assets)
-    for asset in benchmark.assets:  # data errors name the folders a benchmark reads
-        assert {file.folder for file in asset.files} <= set(benchmark.data_folders), asset
+    catalogue = registry.get(name).catalogue
+    assert isinstance(catalogue.paper, Paper)
+    assert catalogue.description and "\n" not in catalogue.description
+    assert catalogue.tags and all(re.fullmatch(r"[a-z0-9-]+", tag) for tag in catalogue.tags)
+    assert catalogue.assets and all(isinstance(a, ExternalAsset) for a in catalogue.assets)
+    for asset in catalogue.assets:  # data errors name the folders a benchmark reads
+        assert {file.folder for file in asset.files} <= set(catalogue.data_folders), asset
 
 
 def test_categories_and_assets_are_inspect_evals_values():
@@ -81,15 +81,15 @@ def test_categories_and_assets_are_inspect_evals_values():
         "inspect_evals.metadata",
         reason="inspect-evals is not installed: pip install --no-deps inspect-evals==0.26.0")
     for name in BENCHMARKS:
-        benchmark = registry.get(name)
-        assert metadata.Group(benchmark.category)
-        for asset in benchmark.assets:
+        catalogue = registry.get(name).catalogue
+        assert metadata.Group(catalogue.category)
+        for asset in catalogue.assets:
             metadata.ExternalAsset.model_validate(asset.to_metadata())
 
 
 def test_no_file_is_declared_twice():
     files = [(file.folder, file.name) for name in BENCHMARKS
-             for asset in registry.get(name).assets for file in asset.files]
+             for asset in registry.get(name).catalogue.assets for file in asset.files]
     assert len(files) == len(set(files))
 
 
@@ -117,15 +117,15 @@ def test_titles_and_authors_are_the_papers_own():
     its own title page or a bibliography entry (the ConditionalQA text has neither)."""
     texts = seed_texts().values()
     found = {name for name in BENCHMARKS for text in texts
-             if (paper := registry.get(name).paper).title.lower() in text.lower()
+             if (paper := registry.get(name).catalogue.paper).title.lower() in text.lower()
              and all(author.split()[-1] in text for author in paper.authors)}
     assert found >= {"condambigqa", "hotpot_flm", "ambignq", "abg_coqa"}
 
 
 def test_the_ambigqa_arxiv_id_is_the_one_toles_et_al_cite():
     texts = seed_texts()
-    paper = registry.get("ambignq").paper
-    [citing] = [text for text in texts.values() if registry.get("hotpot_flm").paper.title in text]
+    paper = registry.get("ambignq").catalogue.paper
+    [citing] = [text for text in texts.values() if registry.get("hotpot_flm").catalogue.paper.title in text]
     assert f"arXiv:{paper.arxiv}" in citing
 
 
@@ -169,7 +169,7 @@ def data_selections(benchmark: Benchmark) -> Iterator[Any]:
 def declared(benchmark: Benchmark, source: dict[str, Any]) -> bool:
     """Whether a source a loader read is one of the benchmark's assets, digest and
     revision included."""
-    for asset in benchmark.assets:
+    for asset in benchmark.catalogue.assets:
         if source["kind"] == "url":
             if any(asset.url(file) == source["url"] and file.sha256 == source["pinned_sha256"]
                    for file in asset.files):
@@ -204,7 +204,7 @@ def test_every_upstream_source_a_loader_reads_is_a_declared_asset(name, tmp_path
 
 def declared_files() -> dict[tuple[str, str], AssetFile]:
     return {(file.folder, file.name): file for name in BENCHMARKS
-            for asset in registry.get(name).assets for file in asset.files}
+            for asset in registry.get(name).catalogue.assets for file in asset.files}
 
 
 @pytest.mark.realdata

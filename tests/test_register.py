@@ -112,12 +112,13 @@ def test_one_valid_entry_per_inspect_task(tmp_path):
         assert entry.contributors == ["example-owner"]
         benchmark = registry.get(tasks[name].benchmark)
         assert entry.common_title.startswith(benchmark.title)
-        assert benchmark.title in entry.full_title and benchmark.paper.title in entry.full_title
-        assert entry.paper_title == benchmark.paper.title
+        paper = benchmark.catalogue.paper
+        assert benchmark.title in entry.full_title and paper.title in entry.full_title
+        assert entry.paper_title == paper.title
         assert "\n" not in entry.description
-        assert entry.description.startswith(" ".join(benchmark.description.split()))
-        assert entry.tags == list(benchmark.tags)
-        assert entry.runtime_metadata.requires.internet is benchmark.requires_internet
+        assert entry.description.startswith(" ".join(benchmark.catalogue.description.split()))
+        assert entry.tags == list(benchmark.catalogue.tags)
+        assert entry.runtime_metadata.requires.internet is benchmark.catalogue.requires_internet
         assert task.dataset_samples == benchmark.expected_size(
             task_options(benchmark, tasks[name]))
         assert entry.evaluation_report is None

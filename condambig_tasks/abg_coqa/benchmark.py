@@ -43,6 +43,7 @@ from condambig_tasks.benchmark import (
     MEAN,
     SUM,
     Benchmark,
+    Catalogue,
     MetricSpec,
     Paper,
     Runtime,
@@ -89,16 +90,19 @@ class AbgCoQA(Benchmark[AbgCoQAOptions, AbgCoQASample]):
     name = "abg_coqa"
     title = "Abg-CoQA"
     # published at AKBC 2021; the paper text names no arXiv version
-    paper = Paper("Abg-CoQA: Clarifying Ambiguity in Conversational Question Answering",
-                  ("Meiqi Guo", "Mingda Zhang", "Siva Reddy", "Malihe Alikhani"), 2021,
-                  venue="AKBC 2021", url="https://www.akbc.ws/2021/papers/SlDZ1o8FsJU")
-    description = (
-        "CoQA conversations in which some questions are ambiguous. Three tasks: detect the "
-        "ambiguous turns (answering the others), ask a clarification question on the "
-        "ambiguous ones, and answer once the user's reply to the clarification is known.")
-    tags = ("ambiguity", "clarification-questions", "conversational-qa")
-    category = "Reasoning"
-    assets = (ASSET,)
+    catalogue = Catalogue(
+        paper=Paper("Abg-CoQA: Clarifying Ambiguity in Conversational Question Answering",
+                    ("Meiqi Guo", "Mingda Zhang", "Siva Reddy", "Malihe Alikhani"), 2021,
+                    venue="AKBC 2021", url="https://www.akbc.ws/2021/papers/SlDZ1o8FsJU"),
+        description=(
+            "CoQA conversations in which some questions are ambiguous. Three tasks: detect the "
+            "ambiguous turns (answering the others), ask a clarification question on the "
+            "ambiguous ones, and answer once the user's reply to the clarification is known."),
+        tags=("ambiguity", "clarification-questions", "conversational-qa"),
+        category="Reasoning",
+        assets=(ASSET,),
+        data_folders=("abg_coqa",),
+    )
     version = "3-A"
     variants = (
         Variant("abg_coqa_detection", "is the question ambiguous: yes / no (class F1)",
@@ -110,7 +114,6 @@ class AbgCoQA(Benchmark[AbgCoQAOptions, AbgCoQASample]):
     )
     group = "abg_coqa"
     options_type = AbgCoQAOptions
-    data_folders = ("abg_coqa",)
     uses_judge = True
     # no paper_judge: Guo et al. rated the clarification questions' helpfulness with people
     # (Table 5); the judge is this project's addition, run only when one is named (Inspect:

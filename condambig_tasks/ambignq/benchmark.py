@@ -24,7 +24,15 @@ from condambig_tasks.ambignq.loader import (
 from condambig_tasks.ambignq.parser import parse_reply
 from condambig_tasks.ambignq.prompts import build_prompt
 from condambig_tasks.ambignq.records import AmbigNQQuestion, PredictedPair, SingleAnswer
-from condambig_tasks.benchmark import SUM, Benchmark, MetricSpec, Paper, ScoredSample, Variant
+from condambig_tasks.benchmark import (
+    SUM,
+    Benchmark,
+    Catalogue,
+    MetricSpec,
+    Paper,
+    ScoredSample,
+    Variant,
+)
 from condambig_tasks.data import read_json
 from condambig_tasks.errors import PredictionFileError
 
@@ -51,22 +59,24 @@ class AmbigNQ(Benchmark[AmbigNQOptions, AmbigNQQuestion]):
     name = "ambignq"
     title = "AmbigNQ"
     # the arXiv id as Toles et al. cite it
-    paper = Paper("AmbigQA: Answering Ambiguous Open-domain Questions",
-                  ("Sewon Min", "Julian Michael", "Hannaneh Hajishirzi", "Luke Zettlemoyer"),
-                  2020, venue="EMNLP 2020", arxiv="2004.10645",
-                  url="https://aclanthology.org/2020.emnlp-main.466/")
-    description = (
-        "Closed-book AmbigNQ: for each NQ-open question the model lists every plausible "
-        "answer, each with a minimally edited disambiguated question. Scored as the official "
-        "ambigqa_evaluate_script.py (answer F1 on all and on multi-answer questions, BLEU and "
-        "EDIT-F1 of the disambiguated questions).")
-    tags = ("ambiguity", "open-domain-qa", "question-rewriting", "closed-book")
-    category = "Knowledge"
-    assets = (ASSET,)
+    catalogue = Catalogue(
+        paper=Paper("AmbigQA: Answering Ambiguous Open-domain Questions",
+                    ("Sewon Min", "Julian Michael", "Hannaneh Hajishirzi", "Luke Zettlemoyer"),
+                    2020, venue="EMNLP 2020", arxiv="2004.10645",
+                    url="https://aclanthology.org/2020.emnlp-main.466/"),
+        description=(
+            "Closed-book AmbigNQ: for each NQ-open question the model lists every plausible "
+            "answer, each with a minimally edited disambiguated question. Scored as the official "
+            "ambigqa_evaluate_script.py (answer F1 on all and on multi-answer questions, BLEU and "
+            "EDIT-F1 of the disambiguated questions)."),
+        tags=("ambiguity", "open-domain-qa", "question-rewriting", "closed-book"),
+        category="Knowledge",
+        assets=(ASSET,),
+        data_folders=("ambignq",),
+    )
     version = "3-A"
     variants = (Variant("ambignq", "every plausible answer of an ambiguous question"),)
     options_type = AmbigNQOptions
-    data_folders = ("ambignq",)
     prediction_format = ("the official file: {id: [answer, ...]} or "
                          "{id: [{question, answer}, ...]}")
     # the paper's F1_ans (all) column

@@ -21,6 +21,7 @@ from condambig_tasks.benchmark import (
     CORPUS,
     SUM,
     Benchmark,
+    Catalogue,
     MetricSpec,
     Paper,
     Runtime,
@@ -117,21 +118,23 @@ class CondAmbigQA(Benchmark[CondAmbigQAOptions, CondAmbigQuestion]):
 
     name = "condambigqa"
     title = "CondAmbigQA"
-    paper = Paper("CondAmbigQA: A Benchmark and Dataset for Conditional Ambiguous Question "
-                  "Answering", ("Zongxi Li", "Yang Li", "Haoran Xie", "S. Joe Qin"), 2025,
-                  arxiv="2502.01523")
-    description = (
-        "Ambiguous questions from AmbigNQ, each with 20 retrieved Wikipedia fragments: the "
-        "model lists up to five conditions (interpretations), the answer under each and the "
-        "fragments that support it. Conditions and answers are scored by an LLM judge "
-        "(G-Eval), citations by eq. 1, and the authors' combined score balances them against "
-        "the number of pairs.")
-    tags = ("ambiguity", "question-answering", "retrieval-augmented-generation", "citations",
-            "llm-judge")
-    category = "Reasoning"
-    assets = ASSETS
+    catalogue = Catalogue(
+        paper=Paper("CondAmbigQA: A Benchmark and Dataset for Conditional Ambiguous Question "
+                    "Answering", ("Zongxi Li", "Yang Li", "Haoran Xie", "S. Joe Qin"), 2025,
+                    arxiv="2502.01523"),
+        description=(
+            "Ambiguous questions from AmbigNQ, each with 20 retrieved Wikipedia fragments: the "
+            "model lists up to five conditions (interpretations), the answer under each and the "
+            "fragments that support it. Conditions and answers are scored by an LLM judge "
+            "(G-Eval), citations by eq. 1, and the authors' combined score balances them against "
+            "the number of pairs."),
+        tags=("ambiguity", "question-answering", "retrieval-augmented-generation", "citations",
+              "llm-judge"),
+        category="Reasoning",
+        assets=ASSETS,
+        data_folders=("condambigqa",),
+    )
     version = "4-A"
-    data_folders = ("condambigqa",)
     variants = (
         Variant("condambigqa", "the main setting: conditions, answers and citations from 20 "
                 "fragments (Table 2)", {"setting": "main"}),

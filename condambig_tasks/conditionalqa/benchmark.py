@@ -17,7 +17,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 from condambig_metrics.conditionalqa import BREAKDOWNS, question_categories, score_question
-from condambig_tasks.benchmark import SUM, Benchmark, MetricSpec, Paper, ScoredSample, Variant
+from condambig_tasks.benchmark import (
+    SUM,
+    Benchmark,
+    Catalogue,
+    MetricSpec,
+    Paper,
+    ScoredSample,
+    Variant,
+)
 from condambig_tasks.conditionalqa.document_view import DocumentView, fit_document
 from condambig_tasks.conditionalqa.loader import (
     ASSET,
@@ -98,22 +106,24 @@ class ConditionalQA(Benchmark[ConditionalQAOptions, ConditionalQAItem]):
 
     name = "conditionalqa"
     title = "ConditionalQA"
-    paper = Paper("ConditionalQA: A Complex Reading Comprehension Dataset with Conditional "
-                  "Answers", ("Haitian Sun", "William W. Cohen", "Ruslan Salakhutdinov"), 2022,
-                  venue="ACL 2022", arxiv="2110.06884")
-    description = (
-        "Questions about UK public-policy documents asked from a user scenario. Each answer "
-        "(\"yes\"/\"no\" or a span) comes with the document elements that are its unmet "
-        "conditions, or the question is not answerable. Scored with the official evaluate.py "
-        "metrics.")
-    tags = ("conditional-answers", "reading-comprehension", "long-context",
-            "question-answering")
-    category = "Reasoning"
-    assets = (ASSET,)
+    catalogue = Catalogue(
+        paper=Paper("ConditionalQA: A Complex Reading Comprehension Dataset with Conditional "
+                    "Answers", ("Haitian Sun", "William W. Cohen", "Ruslan Salakhutdinov"), 2022,
+                    venue="ACL 2022", arxiv="2110.06884"),
+        description=(
+            "Questions about UK public-policy documents asked from a user scenario. Each answer "
+            "(\"yes\"/\"no\" or a span) comes with the document elements that are its unmet "
+            "conditions, or the question is not answerable. Scored with the official evaluate.py "
+            "metrics."),
+        tags=("conditional-answers", "reading-comprehension", "long-context",
+              "question-answering"),
+        category="Reasoning",
+        assets=(ASSET,),
+        data_folders=("conditionalqa",),
+    )
     version = "4-A"
     variants = (Variant("conditionalqa", "answers with their conditions over the dev set"),)
     options_type = ConditionalQAOptions
-    data_folders = ("conditionalqa",)
     # evaluate.py gives a reference question without a prediction no score at all (it is
     # appended to none of the lists it averages), so it is left out, not scored as wrong
     prediction_format = ('the official file: [{"id": ..., "answers": [[answer, '

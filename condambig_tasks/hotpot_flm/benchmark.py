@@ -27,6 +27,7 @@ from condambig_tasks import settings
 from condambig_tasks.benchmark import (
     CORPUS,
     Benchmark,
+    Catalogue,
     MetricSpec,
     Paper,
     Runtime,
@@ -173,18 +174,21 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
 
     name = "hotpot_flm"
     title = "HotpotQA-FLM"
-    paper = Paper("Learning and Evaluating Factual Clarification Question Generation Without "
-                  "Examples", ("Matthew Toles", "Yukun Huang", "Zhou Yu"), 2023,
-                  arxiv="2310.11571")
-    description = (
-        "A multi-hop HotpotQA question whose context lacks one supporting fact: the model asks "
-        "one clarifying question, an answering agent (google/flan-t5-base) answers it with one "
-        "fact, and a downstream model (google/flan-t5-base) answers the original question with "
-        "and without that fact. The headline, F1 recovery, is the share of the F1 lost by "
-        "masking that the asked question wins back.")
-    tags = ("clarification-questions", "multi-hop", "question-answering", "agents")
-    category = "Reasoning"
-    assets = (hotpotqa_source.ASSET, annotated.ASSET, AGENT_ASSET)
+    catalogue = Catalogue(
+        paper=Paper("Learning and Evaluating Factual Clarification Question Generation Without "
+                    "Examples", ("Matthew Toles", "Yukun Huang", "Zhou Yu"), 2023,
+                    arxiv="2310.11571"),
+        description=(
+            "A multi-hop HotpotQA question whose context lacks one supporting fact: the model asks "
+            "one clarifying question, an answering agent (google/flan-t5-base) answers it with one "
+            "fact, and a downstream model (google/flan-t5-base) answers the original question with "
+            "and without that fact. The headline, F1 recovery, is the share of the F1 lost by "
+            "masking that the asked question wins back."),
+        tags=("clarification-questions", "multi-hop", "question-answering", "agents"),
+        category="Reasoning",
+        assets=(hotpotqa_source.ASSET, annotated.ASSET, AGENT_ASSET),
+        data_folders=("hotpotqa", "hotpot_flm"),
+    )
     version = "4-A"
     variants = (
         Variant("hotpot_flm", "the full HotpotQA distractor validation set (7,404 examples, "
@@ -192,7 +196,6 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
         Variant("hotpot_flm_test", "the 400-example test set with human questions (Figure 3)",
                 {"split": "test"}),
     )
-    data_folders = ("hotpotqa", "hotpot_flm")
     options_type = FlmOptions
     cli_output_aliases = ("--questions",)
     prediction_format = f"{QUESTION_FILE_FORMAT}; or a baseline: {', '.join(BASELINES)}"

@@ -95,7 +95,7 @@ def load_paper_data() -> PaperData:
         entries += [PaperEntry(**{**entry, "benchmark": name,
                                   "page": None if entry.get("page") is None
                                   else str(entry["page"])}) for entry in raw["entries"]]
-        papers[name] = registry.get(name).paper.cite
+        papers[name] = registry.get(name).catalogue.paper.cite
         splits.update(raw.get("splits") or {})
         notes.update({k: " ".join(str(v).split()) for k, v in (raw.get("notes") or {}).items()})
         for model, names in (raw.get("models") or {}).items():
