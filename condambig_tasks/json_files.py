@@ -166,7 +166,11 @@ def _next_row(text: _Blocks) -> Any:
         except json.JSONDecodeError as error:
             if text.exhausted:
                 raise text.error(error.msg, error.pos) from None
-            text.more()  # an incomplete row, or an error the rest of the text confirms
+            # an incomplete row, or an error the rest of the text confirms: read until the
+            # text held doubles, so a row of n blocks is parsed O(log n) times, not n
+            wanted = 2 * (len(text.text) - text.position)
+            while text.more() and len(text.text) - text.position < wanted:
+                pass
             continue
         except (RecursionError, ValueError) as error:
             raise _unreadable(error) from None

@@ -92,3 +92,21 @@ def test_a_corrupt_data_file_is_one_error_naming_the_file_and_the_place(tmp_path
                        r"\(Expecting property name enclosed in double quotes at line 2 "
                        r"column 11\)"):
         list(data.read_json_rows(path))
+
+
+def test_a_row_of_many_blocks_is_parsed_a_logarithmic_number_of_times(monkeypatch):
+    """Each retry of an incomplete row reads until the text held doubles: a row spread over
+    n blocks is parsed O(log n) times (once per block would be quadratic in its length)."""
+    attempts = []
+
+    class Counting:
+        def raw_decode(self, text, position):
+            attempts.append(position)
+            return json.JSONDecoder().raw_decode(text, position)
+
+    monkeypatch.setattr(json_files, "_DECODER", Counting())
+    row = {"text": "x" * 20_000}
+    text = json.dumps([row, 1])
+    assert list(json_files.iter_array(text[start:start + 10]
+                                      for start in range(0, len(text), 10))) == [row, 1]
+    assert len(attempts) < 40  # 2,000 blocks: about log2(2,000) + a few, not 2,000
