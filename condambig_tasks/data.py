@@ -85,9 +85,17 @@ def read_text(path: Path) -> str:
     Raises OSError / UnicodeDecodeError for the caller to word as its own error."""
     content = path.read_bytes()
     if _SOURCES.get() is not None:  # hashed only when a run records its provenance
-        note_source({"kind": "file", "path": str(path),
-                     "sha256": hashlib.sha256(content).hexdigest()})
+        _note_file(path, hashlib.sha256(content))
     return content.decode("utf-8")
+
+
+def _note_file(path: Path, digest: Any) -> None:
+    note_source({"kind": "file", "path": str(path), "sha256": digest.hexdigest()})
+
+
+def _not_json(path: Path, error: Exception) -> CorruptDataError:
+    return CorruptDataError(
+        f"{path}: cannot be read as JSON ({error}). Replace it with the upstream file.")
 
 
 def data_root() -> Path | None:
@@ -159,9 +167,7 @@ def read_json(path: Path) -> Any:
             return [value for _, value in json_files.loads_lines(text)]
         return json_files.loads(text)
     except (OSError, UnicodeDecodeError, json_files.JsonFileError) as error:
-        raise CorruptDataError(
-            f"{path}: cannot be read as JSON ({error}). Replace it with the upstream file."
-        ) from error
+        raise _not_json(path, error) from error
 
 
 READ_BLOCK_BYTES = 1 << 20
@@ -190,11 +196,9 @@ def read_json_rows(path: Path, unwrap: str | None = None) -> Iterator[Any]:
     try:
         yield from json_files.iter_array(blocks(), unwrap)
     except (OSError, UnicodeDecodeError, json_files.JsonFileError) as error:
-        raise CorruptDataError(
-            f"{path}: cannot be read as JSON ({error}). Replace it with the upstream file."
-        ) from error
+        raise _not_json(path, error) from error
     if _SOURCES.get() is not None:
-        note_source({"kind": "file", "path": str(path), "sha256": digest.hexdigest()})
+        _note_file(path, digest)
 
 
 def sha256_of(path: Path) -> str:
@@ -320,8 +324,9 @@ def load_items(benchmark: Benchmark, options: Any) -> list[Any]:
     items = benchmark.load(options)
     if not items:
         root = settings.data_dir()
-        where = (" in " + ", ".join(str(root / folder) for folder in benchmark.catalogue.data_folders)
-                 if root is not None and benchmark.catalogue.data_folders else "")
+        folders = benchmark.catalogue.data_folders
+        where = (" in " + ", ".join(str(root / folder) for folder in folders)
+                 if root is not None and folders else "")
         raise CorruptDataError(
             f"{benchmark.title}: the data{where} holds no items for these options "
             f"({benchmark.options_to_json(options)}); check that the files are the "

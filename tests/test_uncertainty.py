@@ -384,3 +384,17 @@ def test_condambig_score_without_bootstrap(tmp_path, capsys):
     assert not {"stderr", "ci95", "uncertainty"} & set(result)
     code, _, err = _score(tmp_path, capsys, "--bootstrap-resamples", "-1")
     assert code != 0 and "--bootstrap-resamples" in err
+
+
+def test_bounding_the_draws_per_block_keeps_the_same_resamples(monkeypatch):
+    """Blocks of fewer resamples (many units) draw the very same unit indices, so a large
+    run's bootstrap gives the numbers it gave with 100 resamples a block."""
+    import numpy as np
+
+    from condambig_tasks import uncertainty
+
+    whole = np.concatenate(list(uncertainty._draws(50, 230, np.random.default_rng(7))))
+    monkeypatch.setattr(uncertainty, "_BLOCK_DRAWS", 50 * 3)  # 3 resamples a block
+    blocks = list(uncertainty._draws(50, 230, np.random.default_rng(7)))
+    assert max(len(block) for block in blocks) == 3
+    assert np.array_equal(np.concatenate(blocks), whole)
