@@ -28,7 +28,6 @@ from condambig_tasks import (
     json_files,
     registry,
     run_logs,
-    settings,
     uncertainty,
 )
 from condambig_tasks.benchmark import (
@@ -48,7 +47,7 @@ from condambig_tasks.provenance import (
     provenance_block,
     record_scoring_sha256,
 )
-from condambig_tasks.run import BenchmarkRun, EnvironmentJudge, judge_wanted
+from condambig_tasks.run import BenchmarkRun, EnvironmentJudge, judge_wanted, retry_hint
 
 
 def build_parser(names: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -320,19 +319,11 @@ class JudgedMetricsWithheld(CondambigError):
 
 def _retry_hint(config: Any, endpoint_failure: str | None = None,
                 refused: bool = False) -> str:
-    """What to run after failed judgements; ``refused``: the endpoint refused every request
-    (a wrong URL, key or model, named by the failure), so it is fixed first."""
-    if endpoint_failure is not None:  # the reason written beside the withheld metrics
-        return (f"the judge endpoint failed ({endpoint_failure.rstrip('.')}); "
-                f"{_retry_hint(config, refused=refused)}")
-    if not config.cache_enabled:
-        return ("the judge cache is off, so a rerun sends every judgement again; turn it on "
-                f"({settings.JUDGE_CACHE_VARIABLE}) to resend only the failed ones")
-    if refused:
-        return ("fix that setting, then run the command again: the judgements obtained "
-                "are cached and only the others are sent")
-    return ("run the same command again: the judgements obtained are cached and only the "
-            "failed ones are sent (or allow failures with --judge-max-failed N)")
+    """What to run after failed judgements (:func:`condambig_tasks.run.retry_hint`)."""
+    rerun = ("run the command again" if refused else
+             "run the same command again (or allow failures with --judge-max-failed N)")
+    return retry_hint(rerun, cache_enabled=config.cache_enabled,
+                      endpoint_failure=endpoint_failure, refused=refused)
 
 
 def _command_words(benchmark: Benchmark, args: argparse.Namespace) -> list[str]:

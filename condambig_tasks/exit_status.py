@@ -52,8 +52,11 @@ def fail_at_exit(status: int = FAILED_RUN_STATUS) -> None:
 def say_at_exit(lines: Callable[[], list[str]]) -> None:
     """Print ``lines()`` to stderr when the interpreter exits (each prefixed ``condambig:``).
 
-    A callable, so what is printed is what is known at exit (e.g. every task of the run)."""
+    A callable, so what is printed is what is known at exit (e.g. every task of the run);
+    given again, it is still printed once."""
     global _say_registered
+    if lines in _said:
+        return
     _said.append(lines)
     if not _say_registered:
         atexit.register(_say)

@@ -55,7 +55,9 @@ from condambig_tasks.run import (
     BenchmarkRun,
     EnvironmentJudge,
     RunResult,
+    judge_cache_assignment,
     resolve_judge,
+    retry_hint,
 )
 from condambig_tasks.run_memo import RunMemo
 from condambig_tasks.uncertainty import (
@@ -331,20 +333,18 @@ def standard_errors(benchmark_name: str, raw_metrics: Mapping[tuple[str, str], l
         for (metric, key) in raw_metrics:
             if key == filter_key and stderr.get(metric) is not None:
                 found[f"{metric}_stderr,{key}"] = float(stderr[metric])
-        task_name = getattr(task, "task_name", None) or benchmark_name
-        headline = _HEADLINES.get(task_name)
-        if headline is not None:
-            _HEADLINES[task_name] = dataclasses.replace(
-                headline, stderr=stderr.get(headline.metric),
+        said = _TASKS.get(getattr(task, "task_name", None) or benchmark_name)
+        if said is not None and said.headline is not None:
+            said.headline = dataclasses.replace(
+                said.headline, stderr=stderr.get(said.headline.metric),
                 suite_stderr=stderr.get(SUITE_SCORE))
     return found
 
 
 def _retry_hint(benchmark: Benchmark, task_name: str, judge: Any,
                 endpoint_failure: str | None) -> str:
-    """The command that finishes the judging from lm-eval's own log (the judge cache
-    keeps every judgement already made, so only the missing ones are sent)."""
-    why = f"the judge endpoint failed ({endpoint_failure}); " if endpoint_failure else ""
+    """:func:`condambig_tasks.run.retry_hint` with the command that finishes the judging
+    from lm-eval's own log."""
     output = lm_eval_command.run_output()
     kept = output is not None and output.keeps_samples
     command = ["condambig-score", benchmark.name, "--from-log",
@@ -352,16 +352,14 @@ def _retry_hint(benchmark: Benchmark, task_name: str, judge: Any,
                "--judge-model", judge.model]
     if judge.base_url:
         command += ["--judge-base-url", judge.base_url]
-    text = " ".join(shlex.quote(part) for part in command)
     cache = judge.cache_path or judge.default_cache_path
-    if cache and (judge.cache_path or settings.environment_value(settings.CACHE_DIR_VARIABLE)):
-        text = f"{settings.JUDGE_CACHE_VARIABLE}={shlex.quote(cache)} {text}"
-    keeps = (" (only the missing judgements are sent: the judge cache keeps the rest)"
-             if judge.cache_enabled else "")
-    if not kept:
-        return (f"{why}this run kept no samples: rerun lm_eval with --output_path DIR "
-                f"--log_samples, then `{text}` judges its outputs{keeps}")
-    return f"{why}run `{text}` to finish the judging{keeps}"
+    chosen = bool(judge.cache_path or settings.environment_value(settings.CACHE_DIR_VARIABLE))
+    text = f"`{judge_cache_assignment(cache, chosen)}{shlex.join(command)}`"
+    rerun = (f"run {text} to finish the judging" if kept else
+             f"this run kept no samples: rerun lm_eval with --output_path DIR --log_samples, "
+             f"then run {text}")
+    return retry_hint(rerun, cache_enabled=judge.cache_enabled,
+                      endpoint_failure=endpoint_failure)
 
 
 @dataclass(frozen=True)
@@ -378,14 +376,19 @@ class Headline:
     suite_stderr: float | None = None
 
 
-_NULL_LINES: dict[str, tuple[str, str]] = {}  # task -> (headline, reason)
-_NULL_SUITE: dict[str, str] = {}  # task -> why its suite_score is null
-_AGGREGATED: dict[str, None] = {}  # tasks aggregated in this process, in order
-_HEADLINES: dict[str, Headline] = {}  # task -> its headline line (non-null headlines)
-# task -> (a withheld judged metric, why) when the headline itself is not judged: the run
-# exits non-zero, and this line says why
-_WITHHELD: dict[str, tuple[str, str]] = {}
-_SAYING: list[bool] = []
+@dataclass
+class TaskLines:
+    """What the lines after lm-eval's table say of one task: why its headline is null, or
+    the headline; a withheld judged metric when the headline itself is not judged (the run
+    exits non-zero, and this line says why); why its ``suite_score`` is null."""
+
+    null_headline: tuple[str, str] | None = None  # (headline, reason)
+    headline: Headline | None = None
+    withheld: tuple[str, str] | None = None  # (metric, reason)
+    null_suite: str | None = None
+
+
+_TASKS: dict[str, TaskLines] = {}  # the tasks aggregated in this process, in order
 
 
 def _report_run(task: Any, task_name: str, scored: ScoredRun) -> None:
@@ -393,16 +396,13 @@ def _report_run(task: Any, task_name: str, scored: ScoredRun) -> None:
     are null (``null_reasons``, beside ``provenance``) and the digest of the outputs scored
     (``provenance.outputs_sha256``, with ``scoring_sha256``); keep the task's lines printed
     after lm-eval's table (its headline, or why it is null: lm-eval itself shows NaN
-    without a reason). Withheld
-    judged metrics also give the run a non-zero exit status once the ``lm_eval`` command
-    has written its output (not a Python program calling lm-eval: its own exit is its
-    own)."""
+    without a reason). Withheld judged metrics also give the run a non-zero exit status
+    once the ``lm_eval`` command has written its output (not a Python program calling
+    lm-eval: its own exit is its own)."""
     if task is None:  # not lm-eval's aggregation step (e.g. a direct call)
         return
     run = scored.result
-    _AGGREGATED.setdefault(task_name)
-    config = getattr(task, "config", None)
-    metadata = getattr(config, "metadata", None)
+    metadata = getattr(getattr(task, "config", None), "metadata", None)
     if isinstance(metadata, dict):
         if run.reasons:
             metadata["null_reasons"] = dict(run.reasons)
@@ -412,24 +412,22 @@ def _report_run(task: Any, task_name: str, scored: ScoredRun) -> None:
             record_scoring_sha256(provenance)
     if run.judge_failed and lm_eval_command.running_lm_eval_command():
         exit_status.fail_at_exit()
-    if not _SAYING:
-        _SAYING.append(True)
-        exit_status.say_at_exit(report_lines)
-    if task_name in _NULL_LINES or task_name in _NULL_SUITE or task_name in _HEADLINES:
+    exit_status.say_at_exit(report_lines)
+    if task_name in _TASKS:  # every metric of a task reports the same run
         return
+    lines = _TASKS[task_name] = TaskLines()
     if run.headline is not None and run.values.get(run.headline) is None:
-        _NULL_LINES[task_name] = (run.headline, run.reasons.get(run.headline, "no value"))
+        lines.null_headline = (run.headline, run.reasons.get(run.headline, "no value"))
     elif run.headline is not None:
-        _HEADLINES[task_name] = Headline(run.headline, float(run.values[run.headline]),
-                                         len(scored.samples), scored.judge_model,
-                                         suite_score=run.values.get(SUITE_SCORE))
-        if run.judge_failed:
-            withheld = [name for name, reason in run.reasons.items()
-                        if run.values.get(name) is None and name != SUITE_SCORE]
-            if withheld:
-                _WITHHELD[task_name] = (withheld[0], run.reasons[withheld[0]])
+        lines.headline = Headline(run.headline, float(run.values[run.headline]),
+                                  len(scored.samples), scored.judge_model,
+                                  suite_score=run.values.get(SUITE_SCORE))
+        withheld = [name for name, reason in run.reasons.items()
+                    if run.values.get(name) is None and name != SUITE_SCORE]
+        if run.judge_failed and withheld:
+            lines.withheld = (withheld[0], run.reasons[withheld[0]])
     if run.values.get(SUITE_SCORE, 0.0) is None:
-        _NULL_SUITE[task_name] = run.reasons.get(SUITE_SCORE, "no value")
+        lines.null_suite = run.reasons.get(SUITE_SCORE, "no value")
 
 
 def report_lines() -> list[str]:
@@ -441,29 +439,30 @@ def report_lines() -> list[str]:
     (``unweighted_mean_stderr``), or why it is null (lm-eval's group mean of a NaN is NaN)."""
     values = lm_eval_command.running_lm_eval_command()
     lines = []
-    for task in _AGGREGATED:
-        if task in _NULL_LINES:
-            metric, reason = _NULL_LINES[task]
+    for task, said in _TASKS.items():
+        if said.null_headline is not None:
+            metric, reason = said.null_headline
             lines.append(f"{task}: {metric} is null: {reason}")
-        elif task in _HEADLINES and values:
-            line = _HEADLINES[task]
+        elif said.headline is not None and values:
+            line = said.headline
             lines.append(f"{task} {line.metric} = {_number(line.value, line.stderr)} "
                          f"(n = {line.samples}, judge {line.judge or 'none'})")
-        if task in _WITHHELD:
-            metric, reason = _WITHHELD[task]
+        if said.withheld is not None:
+            metric, reason = said.withheld
             lines.append(f"{task}: {metric} is null: {reason}")
     groups = lm_eval_configs.spec_groups()
     for name, group in groups.items():
-        leaves = lm_eval_configs.leaf_tasks(name, groups)
-        if not group.averages_suite_score or not set(leaves) <= _AGGREGATED.keys():
+        names = lm_eval_configs.leaf_tasks(name, groups)
+        if not group.averages_suite_score or not set(names) <= _TASKS.keys():
             continue
-        null_leaves = [leaf for leaf in leaves if leaf in _NULL_SUITE]
-        if null_leaves:
+        null = [leaf for leaf in names if _TASKS[leaf].null_suite is not None]
+        headlines = [_TASKS[leaf].headline for leaf in names]
+        if null:
             lines.append(f"group {name}: {SUITE_SCORE} is null: the {SUITE_SCORE} of "
-                         f"{', '.join(null_leaves)} is null ({_NULL_SUITE[null_leaves[0]]})")
-        elif values and all(_HEADLINES.get(leaf) is not None
-                            and _HEADLINES[leaf].suite_score is not None for leaf in leaves):
-            lines.append(_group_line(name, [_HEADLINES[leaf] for leaf in leaves]))
+                         f"{', '.join(null)} is null ({_TASKS[null[0]].null_suite})")
+        elif values and all(line is not None and line.suite_score is not None
+                            for line in headlines):
+            lines.append(_group_line(name, headlines))
     return lines
 
 

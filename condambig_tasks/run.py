@@ -12,6 +12,7 @@ and the environment, CLI flags and the environment, Inspect ``-T`` values and th
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -169,6 +170,31 @@ class BenchmarkRun:
                 reasons[SUITE_SCORE] = f"the headline {headline} is null: {reasons[headline]}"
         return RunResult(values, reasons, self.headline, judgements, failed, last_error,
                          judge_failed)
+
+
+def retry_hint(rerun: str, *, cache_enabled: bool = True, endpoint_failure: str | None = None,
+               refused: bool = False) -> str:
+    """What to do after failed judgements: one template for every front end, each giving
+    ``rerun``, its own way to judge the same outputs again (``condambig-score``: the same
+    command; lm-eval: ``condambig-score`` on its samples; Inspect: rescoring its log).
+    ``refused``: the endpoint refused every request (a wrong URL, key or model, named in
+    ``endpoint_failure``), so that is fixed first."""
+    why = (f"the judge endpoint failed ({endpoint_failure.rstrip('.')}); "
+           if endpoint_failure else "")
+    then = "fix that setting, then " if refused else ""
+    cached = ("the judgements already made are cached and only the missing judgements are "
+              "sent" if cache_enabled else
+              f"the judge cache is off, so every judgement is sent again (set "
+              f"{settings.JUDGE_CACHE_VARIABLE} to a file to send only the missing ones)")
+    return f"{why}{then}{rerun}: {cached}"
+
+
+def judge_cache_assignment(path: Any, chosen: bool) -> str:
+    """``CONDAMBIG_JUDGE_CACHE=<path> `` before a command that must use the cache this run
+    used (``chosen``: set by the user, not the default one), else nothing."""
+    if path is None or not chosen:
+        return ""
+    return f"{settings.JUDGE_CACHE_VARIABLE}={shlex.quote(str(path))} "
 
 
 def check_judge_cache(benchmark: Benchmark, path: Any) -> None:

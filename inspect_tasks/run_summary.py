@@ -4,7 +4,6 @@ withheld: what the two share, below both."""
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -12,7 +11,7 @@ from typing import Any
 from condambig_tasks import settings
 from condambig_tasks.benchmark import Benchmark, ScoredSample
 from condambig_tasks.errors import CondambigError
-from condambig_tasks.run import BenchmarkRun, RunResult
+from condambig_tasks.run import BenchmarkRun, RunResult, judge_cache_assignment, retry_hint
 
 STDERR_SUFFIX = "_stderr"  # `<metric>_stderr`, as lm-eval names a metric's standard error
 
@@ -62,15 +61,16 @@ class JudgeTally:
 
 
 def rescore_hint(benchmark_name: str) -> str:
-    """How to judge a finished log's stored outputs again, generating nothing: with the
-    grader role (``condambig-inspect-score``: ``inspect score`` with the scorer and its
-    arguments from the log) or with ``condambig-score``'s judge."""
+    """:func:`condambig_tasks.run.retry_hint` with the ways to judge a finished log's stored
+    outputs again, generating nothing: with the grader role (``condambig-inspect-score``:
+    ``inspect score`` with the scorer and its arguments from the log) or with
+    ``condambig-score``'s judge."""
     cache = settings.judge_cache_choice()
     # the judgements already made are in the cache this run used: name it when not default
-    prefix = (f"{settings.JUDGE_CACHE_VARIABLE}={shlex.quote(str(cache))} "
-              if cache is not None and settings.environment_value(settings.JUDGE_CACHE_VARIABLE)
-              else "")
-    return (f"fix the grader, then rescore the stored outputs: {prefix}condambig-inspect-score "
-            f"<log> (the run's grader role; --model-role grader=... for another), or "
-            f"{prefix}condambig-score {benchmark_name} --from-log <log> (the judge set by "
-            "CONDAMBIG_JUDGE_MODEL / CONDAMBIG_JUDGE_BASE_URL / CONDAMBIG_JUDGE_API_KEY)")
+    prefix = judge_cache_assignment(
+        cache, bool(settings.environment_value(settings.JUDGE_CACHE_VARIABLE)))
+    return retry_hint(
+        f"rescore the stored outputs with `{prefix}condambig-inspect-score <log>` (the run's "
+        f"grader role; --model-role grader=... for another) or `{prefix}condambig-score "
+        f"{benchmark_name} --from-log <log>` (the judge set by CONDAMBIG_JUDGE_MODEL / "
+        "CONDAMBIG_JUDGE_BASE_URL / CONDAMBIG_JUDGE_API_KEY)", cache_enabled=cache is not None)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from condambig_tasks import lm_eval_glue, registry
+from condambig_tasks import exit_status, lm_eval_glue, registry
 from condambig_tasks.benchmark import SUITE_SCORE
 from condambig_tasks.lm_eval_command import RunOutput, command_output, run_output
 from condambig_tasks.lm_eval_tasks import generate, task_folder
@@ -101,9 +101,8 @@ def test_the_groups_follow_the_spec():
 def quiet_glue(monkeypatch):
     """The glue's per-process state, fresh, and no lines printed at this process's exit."""
     monkeypatch.setattr(lm_eval_glue, "_RUNS", RunMemo())
-    for name in ("_NULL_LINES", "_NULL_SUITE", "_HEADLINES", "_AGGREGATED"):
-        monkeypatch.setattr(lm_eval_glue, name, {})
-    monkeypatch.setattr(lm_eval_glue, "_SAYING", [True])
+    monkeypatch.setattr(lm_eval_glue, "_TASKS", {})
+    monkeypatch.setattr(exit_status, "_said", [lm_eval_glue.report_lines])
 
 
 def test_the_task_class_builds_from_the_spec_and_owns_its_metadata(quiet_glue):

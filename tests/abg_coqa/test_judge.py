@@ -135,9 +135,9 @@ def test_failed_judgement_is_excluded_and_counted(judge_environment, tmp_path, c
             "1 judgement(s) failed (judge_max_failed=0); run the same command again")
         assert err.strip().splitlines()[-1] == (
             "condambig-score abg_coqa: 1 judgement(s) failed (more than "
-            "judge_max_failed=0), so the judged metrics are null; run the same command again: "
-            "the judgements obtained are cached and only the failed ones are sent (or allow "
-            "failures with --judge-max-failed N)")
+            "judge_max_failed=0), so the judged metrics are null; run the same command again "
+            "(or allow failures with --judge-max-failed N): the judgements already made are "
+            "cached and only the missing judgements are sent")
         code, result, err = _cli(tmp_path, capsys, "--judge-model", "judge", "--judge-base-url",
                                  server.base_url, "--judge-max-failed", "1")
     assert code == 0, err

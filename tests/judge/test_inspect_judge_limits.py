@@ -51,7 +51,7 @@ def test_failed_judgements_past_the_limit_withhold_the_judged_metrics():
     past = run_summary(benchmark, options, True, 1, scores)
     assert past.values["judge_helpfulness"] is None
     assert past.reasons["judge_helpfulness"].startswith(
-        "2 judgement(s) failed (judge_max_failed=1); fix the grader, then rescore")
+        "2 judgement(s) failed (judge_max_failed=1); rescore the stored outputs with `")
     assert "condambig-score abg_coqa --from-log <log>" in past.reasons["judge_helpfulness"]
     assert "condambig-inspect-score <log>" in past.reasons["judge_helpfulness"]
     assert past.values["bleu4"] == within.values["bleu4"]  # judge-free: kept
