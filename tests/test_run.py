@@ -1,4 +1,5 @@
-"""The one judge decision of every front end (condambig_tasks.run.resolve_judge)."""
+"""The one judge decision (condambig_tasks.run.resolve_judge) and the one retry hint
+(condambig_tasks.run.retry_hint) of every front end."""
 
 from __future__ import annotations
 
@@ -78,3 +79,59 @@ def test_a_run_is_judged_exactly_when_a_judge_is_resolved():
     run, judge = BenchmarkRun.start(benchmark, {"setting": "main"},
                                     judge_source=EnvironmentJudge())
     assert not run.judged and judge is None and run.headline == "citation_score"
+
+
+# ---------------------------------------------------------------------- the retry hint
+
+
+def _hints(monkeypatch, cache: str | None) -> dict[str, str]:
+    """Each front end's hint after failed judgements, with CONDAMBIG_JUDGE_CACHE=``cache``."""
+    from types import SimpleNamespace
+
+    from condambig_tasks import cli, lm_eval_glue
+    from inspect_tasks.run_summary import rescore_hint
+
+    if cache is None:
+        monkeypatch.delenv("CONDAMBIG_JUDGE_CACHE", raising=False)
+    else:
+        monkeypatch.setenv("CONDAMBIG_JUDGE_CACHE", cache)
+    enabled = cache != "off"
+    path = cache if enabled else None
+    judge = SimpleNamespace(model="judge", base_url=None, cache_path=path,
+                            default_cache_path=None, cache_enabled=enabled)
+    return {"condambig-score": cli._retry_hint(judge, "HTTP 503"),
+            "lm-eval": lm_eval_glue._retry_hint(registry.get("abg_coqa"), "abg_coqa_clarification",
+                                                judge, "HTTP 503"),
+            "inspect": rescore_hint("abg_coqa")}
+
+
+def test_every_front_end_words_its_retry_hint_with_the_one_template(monkeypatch, tmp_path):
+    """What failed, the front end's own way to judge again, then what the judge cache keeps
+    (``run.retry_hint``); a cache the user chose is named in the commands of another
+    process, and a cache turned off is said."""
+    cache = str(tmp_path / "judge cache.sqlite")
+    for hint in _hints(monkeypatch, cache).values():
+        assert hint.endswith(": the judgements already made are cached and only the missing "
+                             "judgements are sent"), hint
+    chosen = _hints(monkeypatch, cache)
+    assert chosen["condambig-score"].startswith("the judge endpoint failed (HTTP 503); run "
+                                                "the same command again")
+    assert chosen["lm-eval"].startswith("the judge endpoint failed (HTTP 503); this run kept "
+                                        "no samples")
+    assert chosen["lm-eval"].count(f"CONDAMBIG_JUDGE_CACHE='{cache}' condambig-score") == 1
+    assert chosen["inspect"].count(f"CONDAMBIG_JUDGE_CACHE='{cache}' condambig-") == 2
+    assert "CONDAMBIG_JUDGE_CACHE=" not in _hints(monkeypatch, None)["inspect"]
+    for front_end, hint in _hints(monkeypatch, "off").items():
+        assert hint.endswith("the judge cache is off, so every judgement is sent again (set "
+                             "CONDAMBIG_JUDGE_CACHE to a file to send only the missing ones)"), \
+            front_end
+
+
+def test_a_refused_endpoint_is_fixed_before_running_again():
+    from condambig_tasks.run import retry_hint
+
+    hint = retry_hint("run the command again", endpoint_failure="HTTP 401: bad key.",
+                      refused=True)
+    assert hint == ("the judge endpoint failed (HTTP 401: bad key); fix that setting, then run "
+                    "the command again: the judgements already made are cached and only the "
+                    "missing judgements are sent")
