@@ -17,7 +17,7 @@ import dataclasses
 import enum
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
@@ -182,6 +182,30 @@ class Paper:
         return f"{who} ({self.year}), {self.title}, {self.venue or f'arXiv:{self.arxiv}'}"
 
 
+def row_id(row: Mapping[str, Any]) -> str:
+    """The item id of one row of an outputs file (``{"id": ..., "output": ...}``)."""
+    return str(row["id"])
+
+
+@dataclass(frozen=True)
+class PredictionFiles:
+    """What ``condambig-score`` reads of a benchmark besides raw-output files and its data
+    source, read by the CLI only: other names of ``--outputs`` (``aliases``); an official
+    prediction format (``format``, said in ``--help`` and errors; ``read(raw, source,
+    options)`` gives id -> prediction, what ``score`` accepts besides raw text, or None when
+    ``raw`` is not in that format); reference data in the upstream format for ``--ref``
+    (``reference(path, options)`` -> items; None: no ``--ref``); the item id of an outputs
+    file's row (``output_id``); baselines scored by name (``named``: name -> item ->
+    output)."""
+
+    aliases: tuple[str, ...] = ()
+    format: str = ""
+    read: Callable[[Any, str, Any], Mapping[str, Any] | None] | None = None
+    reference: Callable[[Any, Any], list[Any]] | None = None
+    output_id: Callable[[Mapping[str, Any]], str] = row_id
+    named: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class Catalogue:
     """What a catalogue says of a benchmark (the inspect_evals register entry, the docs
@@ -263,9 +287,8 @@ class Benchmark(Generic[Options, Item]):
     variants: ClassVar[tuple[Variant, ...]]
     group: ClassVar[str | None] = None
     suite_member: ClassVar[str]
-    # condambig-score: other names of --outputs, and the official prediction format it reads
-    cli_output_aliases: ClassVar[tuple[str, ...]] = ()
-    prediction_format: ClassVar[str] = ""
+    # condambig-score: official prediction files, --ref files, named baselines
+    prediction_files: ClassVar[PredictionFiles] = PredictionFiles()
     # what standard errors and the bootstrap resample whole (condambig_tasks.uncertainty):
     # the unit that makes samples independent; see :meth:`cluster`
     resampling_unit: ClassVar[str] = "question"
@@ -327,10 +350,6 @@ class Benchmark(Generic[Options, Item]):
     def item_id(self, item: Item) -> str:
         return str(item.id)  # type: ignore[attr-defined]
 
-    def output_id(self, row: Mapping[str, Any]) -> str:
-        """The item id of one row of an outputs file (``{"id": ..., "output": ...}``)."""
-        return str(row["id"])
-
     def prompt(self, item: Item, options: Options) -> str:
         raise NotImplementedError
 
@@ -344,25 +363,6 @@ class Benchmark(Generic[Options, Item]):
 
     def from_record(self, record: Mapping[str, Any]) -> Item:
         raise NotImplementedError
-
-    def load_file(self, path: Any, options: Options) -> list[Item]:
-        """Items from a reference file in the upstream format (``condambig-score --ref``)."""
-        raise NotImplementedError
-
-    @property
-    def supports_reference_file(self) -> bool:
-        return type(self).load_file is not Benchmark.load_file
-
-    def read_predictions(
-        self, raw: Any, source: str, options: Options,
-    ) -> dict[str, Any] | None:
-        """An official prediction file as id -> prediction (what ``score`` accepts besides
-        raw text), or None when ``raw`` is not in that format."""
-        return None
-
-    def named_outputs(self) -> dict[str, Any]:
-        """Baselines ``condambig-score --outputs NAME`` can score: name -> item -> output."""
-        return {}
 
     def models(self, options: Options,
                roles: Mapping[str, Any] | None = None) -> dict[str, str]:
@@ -380,7 +380,7 @@ class Benchmark(Generic[Options, Item]):
 
     # ------------------------------------------------------------------ scoring
     def score(self, item: Item, output: Any, options: Options) -> ScoredSample:
-        """One output (raw model text, or a prediction from :meth:`read_predictions`),
+        """One output (raw model text, or a prediction read by its ``prediction_files``),
         scored without any model (pure)."""
         raise NotImplementedError
 

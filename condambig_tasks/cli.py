@@ -63,12 +63,13 @@ def build_parser(names: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 
 def _add_arguments(parser: argparse.ArgumentParser, benchmark: Benchmark) -> None:
+    files = benchmark.prediction_files
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument(
-        "--outputs", "--pred", *benchmark.cli_output_aliases, dest="outputs",
+        "--outputs", "--pred", *files.aliases, dest="outputs",
         metavar="FILE",
         help='[{"id": ..., "output": "<raw model text>"}] as JSON or JSON Lines'
-             + (f"; or {benchmark.prediction_format}" if benchmark.prediction_format else ""))
+             + (f"; or {files.format}" if files.format else ""))
     source.add_argument(
         "--from-log", dest="from_log", metavar="PATH",
         help="rescore a run from its log: an lm-eval --output_path folder or samples_*.jsonl "
@@ -76,7 +77,7 @@ def _add_arguments(parser: argparse.ArgumentParser, benchmark: Benchmark) -> Non
              "come from the log (flags may only change scoring, e.g. the judge)")
     parser.add_argument("--task", metavar="NAME",
                         help="with --from-log: the task to rescore when the log holds several")
-    if benchmark.supports_reference_file:
+    if files.reference is not None:
         parser.add_argument("--ref", type=Path, metavar="FILE",
                             help="reference data in the upstream format (default: the "
                                  "configured data source)")
@@ -140,7 +141,8 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
         raise PredictionFileError("--limit must be at least 1")
     reference = getattr(args, "ref", None)
     with recording_sources() as sources:
-        items = (benchmark.load_file(reference, options) if reference is not None
+        items = (benchmark.prediction_files.reference(reference, options)
+                 if reference is not None
                  else load_items(benchmark, options))
     by_id = {benchmark.item_id(item): item for item in items}
     if logged is None:
@@ -374,7 +376,8 @@ def _read_outputs(benchmark: Benchmark, source: str, items: list,
                   options: Any) -> tuple[dict[str, Any], int]:
     """Id -> output, and how many outputs were not text (a number, object, list or null:
     scored as empty text, said on stderr)."""
-    named = benchmark.named_outputs()
+    files = benchmark.prediction_files
+    named = files.named
     if source in named:
         return {benchmark.item_id(item): output
                 for item in items if (output := named[source](item)) is not None}, 0
@@ -393,7 +396,7 @@ def _read_outputs(benchmark: Benchmark, source: str, items: list,
         for row in raw:
             if "id" not in row:
                 raise PredictionFileError(f"{path}: every output needs an 'id'.")
-            key = benchmark.output_id(row)
+            key = files.output_id(row)
             if key in outputs:
                 raise PredictionFileError(f"{path}: id {key!r} appears more than once.")
             output = row["output"]
@@ -404,10 +407,10 @@ def _read_outputs(benchmark: Benchmark, source: str, items: list,
                   "outputs are not text (a number, object, list or null); they are scored "
                   "as empty outputs (non_text_outputs).", file=sys.stderr)
         return outputs, non_text
-    predictions = benchmark.read_predictions(raw, str(path), options)
+    predictions = None if files.read is None else files.read(raw, str(path), options)
     if predictions is None:
         expected = ('[{"id": ..., "output": "<raw model text>"}]'
-                    + (f" or {benchmark.prediction_format}" if benchmark.prediction_format else ""))
+                    + (f" or {files.format}" if files.format else ""))
         raise PredictionFileError(f"{path}: expected {expected}.")
     return predictions, 0
 

@@ -46,6 +46,7 @@ from condambig_tasks.benchmark import (
     Catalogue,
     MetricSpec,
     Paper,
+    PredictionFiles,
     Runtime,
     ScoredSample,
     Variant,
@@ -86,6 +87,23 @@ class AbgCoQAOptions:
         "help": "data split (the paper reports test)"})
 
 
+def _reference_file(path: Path, options: AbgCoQAOptions) -> list[AbgCoQASample]:
+    return build_samples(parse_file(read_json(path), str(path)), options.subtask)
+
+
+def _output_id(row: Mapping[str, Any]) -> str:
+    """Clarified-QA rows may name their reply as ``"reply": k`` beside the turn id."""
+    if "reply" in row and "#" not in str(row["id"]):
+        return f"{row['id']}#{row['reply']}"
+    return str(row["id"])
+
+
+def _read_predictions(raw: Any, source: str, options: AbgCoQAOptions) -> dict[str, Any] | None:
+    """Structured predictions (see ``prediction_files``); rows with ``output`` are raw
+    text. Clarified QA rows name their reply by ``"reply": k`` or an id ``<id>#<k>``."""
+    return read_structured_predictions(raw, options.subtask, source)
+
+
 class AbgCoQA(Benchmark[AbgCoQAOptions, AbgCoQASample]):
     name = "abg_coqa"
     title = "Abg-CoQA"
@@ -118,9 +136,11 @@ class AbgCoQA(Benchmark[AbgCoQAOptions, AbgCoQASample]):
     # no paper_judge: Guo et al. rated the clarification questions' helpfulness with people
     # (Table 5); the judge is this project's addition, run only when one is named (Inspect:
     # a bound grader role), so the paper's judge-free BLEU needs no API key
-    prediction_format = (
-        'structured predictions: detection [{"id", "ambiguous": bool, "answer"}], '
-        'clarification [{"id", "question"}], clarified_qa [{"id", "reply": k, "answer"}]')
+    prediction_files = PredictionFiles(
+        format='structured predictions: detection [{"id", "ambiguous": bool, "answer"}], '
+               'clarification [{"id", "question"}], clarified_qa [{"id", "reply": k, '
+               '"answer"}]',
+        read=_read_predictions, reference=_reference_file, output_id=_output_id)
     # a conversation's turns share its story and history (ids ``<story>|<turn>|<n>``, a
     # clarified-QA sample ``...#<reply>``): resampled together
     resampling_unit = "conversation"
@@ -166,9 +186,6 @@ class AbgCoQA(Benchmark[AbgCoQAOptions, AbgCoQASample]):
     def expected_size(self, options: AbgCoQAOptions) -> int | None:
         return SPLIT_SIZES.get((options.split, options.subtask))
 
-    def load_file(self, path: Path, options: AbgCoQAOptions) -> list[AbgCoQASample]:
-        return build_samples(parse_file(read_json(path), str(path)), options.subtask)
-
     def prompt(self, item: AbgCoQASample, options: AbgCoQAOptions) -> str:
         return build_prompt(item)
 
@@ -200,12 +217,6 @@ class AbgCoQA(Benchmark[AbgCoQAOptions, AbgCoQASample]):
     def judge_applies(self, options: AbgCoQAOptions) -> bool:
         """Only clarification questions are judged."""
         return options.subtask == "clarification"
-
-    def output_id(self, row: Mapping[str, Any]) -> str:
-        """Clarified-QA rows may name their reply as ``"reply": k`` beside the turn id."""
-        if "reply" in row and "#" not in str(row["id"]):
-            return f"{row['id']}#{row['reply']}"
-        return str(row["id"])
 
     async def score_batch(
         self, batch: Sequence[tuple[AbgCoQASample, str]], options: AbgCoQAOptions,
@@ -279,12 +290,6 @@ class AbgCoQA(Benchmark[AbgCoQAOptions, AbgCoQASample]):
                 "Inspect --model-role grader=... to enable them."]
 
     # ------------------------------------------------------------------ prediction files
-    def read_predictions(
-        self, raw: Any, source: str, options: AbgCoQAOptions,
-    ) -> dict[str, Any] | None:
-        """Structured predictions (see ``prediction_format``); rows with ``output`` are raw
-        text. Clarified QA rows name their reply by ``"reply": k`` or an id ``<id>#<k>``."""
-        return read_structured_predictions(raw, options.subtask, source)
 
 
 def _detection_totals(totals: Mapping[str, Any]) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from condambig_tasks.benchmark import (
     Catalogue,
     MetricSpec,
     Paper,
+    PredictionFiles,
     ScoredSample,
     Variant,
 )
@@ -55,6 +56,46 @@ class OfficialPrediction:
     with_questions: bool
 
 
+def _reference_file(path: Path, options: AmbigNQOptions) -> list[AmbigNQQuestion]:
+    return parse_records(read_json(path), str(path))
+
+
+def read_official_predictions(raw: Any, source: str,
+                              options: AmbigNQOptions) -> dict[str, OfficialPrediction] | None:
+    """The official prediction file; a bare string is one answer, as officially."""
+    if not isinstance(raw, dict):
+        return None
+    predictions: dict[str, list[PredictedPair]] = {}
+    kinds: set[str] = set()
+    for key, value in raw.items():
+        items = [value] if isinstance(value, (str, dict)) else value
+        if not isinstance(items, list):
+            raise PredictionFileError(
+                f"{source}: prediction for {key} must be a list, got {type(value).__name__}.")
+        pairs: list[PredictedPair] = []
+        for entry in items:
+            if isinstance(entry, str):
+                kinds.add("answers")
+                pairs.append(PredictedPair(answer=entry))
+            elif isinstance(entry, dict) and isinstance(entry.get("answer"), str) \
+                    and isinstance(entry.get("question"), str):
+                kinds.add("pairs")
+                pairs.append(PredictedPair(answer=entry["answer"], question=entry["question"]))
+            else:
+                raise PredictionFileError(
+                    f"{source}: prediction for {key} has an item that is neither an answer "
+                    "string nor an object with string fields 'question' and 'answer'.")
+        predictions[str(key)] = pairs
+    if len(kinds) > 1:
+        raise PredictionFileError(
+            f"{source}: mixes answer strings and question-answer objects; use one format "
+            "throughout, as the official script requires.")
+    # only bare answer strings mean "no questions" (all-empty predictions score 0 anyway)
+    with_questions = kinds != {"answers"}
+    return {key: OfficialPrediction(tuple(pairs), with_questions)
+            for key, pairs in predictions.items()}
+
+
 class AmbigNQ(Benchmark[AmbigNQOptions, AmbigNQQuestion]):
     name = "ambignq"
     title = "AmbigNQ"
@@ -77,8 +118,9 @@ class AmbigNQ(Benchmark[AmbigNQOptions, AmbigNQQuestion]):
     version = "3-A"
     variants = (Variant("ambignq", "every plausible answer of an ambiguous question"),)
     options_type = AmbigNQOptions
-    prediction_format = ("the official file: {id: [answer, ...]} or "
-                         "{id: [{question, answer}, ...]}")
+    prediction_files = PredictionFiles(
+        format="the official file: {id: [answer, ...]} or {id: [{question, answer}, ...]}",
+        read=read_official_predictions, reference=_reference_file)
     # the paper's F1_ans (all) column
     headline_metrics = ("f1_answer_all",)
     metric_specs = (
@@ -101,9 +143,6 @@ class AmbigNQ(Benchmark[AmbigNQOptions, AmbigNQQuestion]):
 
     def expected_size(self, options: AmbigNQOptions) -> int:
         return DEV_LIGHT_SIZE
-
-    def load_file(self, path: Path, options: AmbigNQOptions) -> list[AmbigNQQuestion]:
-        return parse_records(read_json(path), str(path))
 
     def prompt(self, item: AmbigNQQuestion, options: AmbigNQOptions) -> str:
         return build_prompt(item)
@@ -152,38 +191,3 @@ class AmbigNQ(Benchmark[AmbigNQOptions, AmbigNQQuestion]):
             id=item.id, values=values, explanation=explanation,
             details={"is_multi": scores.is_multi,
                      "pairs": [{"question": p.question, "answer": p.answer} for p in pairs]})
-
-    def read_predictions(self, raw: Any, source: str,
-                         options: AmbigNQOptions) -> dict[str, OfficialPrediction] | None:
-        """The official prediction file; a bare string is one answer, as officially."""
-        if not isinstance(raw, dict):
-            return None
-        predictions: dict[str, list[PredictedPair]] = {}
-        kinds: set[str] = set()
-        for key, value in raw.items():
-            items = [value] if isinstance(value, (str, dict)) else value
-            if not isinstance(items, list):
-                raise PredictionFileError(
-                    f"{source}: prediction for {key} must be a list, got {type(value).__name__}.")
-            pairs: list[PredictedPair] = []
-            for entry in items:
-                if isinstance(entry, str):
-                    kinds.add("answers")
-                    pairs.append(PredictedPair(answer=entry))
-                elif isinstance(entry, dict) and isinstance(entry.get("answer"), str) \
-                        and isinstance(entry.get("question"), str):
-                    kinds.add("pairs")
-                    pairs.append(PredictedPair(answer=entry["answer"], question=entry["question"]))
-                else:
-                    raise PredictionFileError(
-                        f"{source}: prediction for {key} has an item that is neither an answer "
-                        "string nor an object with string fields 'question' and 'answer'.")
-            predictions[str(key)] = pairs
-        if len(kinds) > 1:
-            raise PredictionFileError(
-                f"{source}: mixes answer strings and question-answer objects; use one format "
-                "throughout, as the official script requires.")
-        # only bare answer strings mean "no questions" (all-empty predictions score 0 anyway)
-        with_questions = kinds != {"answers"}
-        return {key: OfficialPrediction(tuple(pairs), with_questions)
-                for key, pairs in predictions.items()}

@@ -23,6 +23,7 @@ from condambig_tasks.benchmark import (
     Catalogue,
     MetricSpec,
     Paper,
+    PredictionFiles,
     ScoredSample,
     Variant,
 )
@@ -101,6 +102,49 @@ class OfficialPrediction:
     answers: tuple[tuple[str, tuple[str, ...]], ...]
 
 
+def _reference_file(path: Path, options: ConditionalQAOptions) -> list[ConditionalQAItem]:
+    """Questions in the upstream format; documents.json beside them, else the data source."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigurationError(f"reference file {path} does not exist")
+    questions = load_questions(path=path)
+    documents = reference_documents(path)
+    if documents is None:
+        return [ConditionalQAItem(question, None) for question in questions]
+    return [ConditionalQAItem(entry.question,
+                              fit_document(entry.document, options.max_document_words))
+            for entry in join_documents(questions, documents)]
+
+
+def read_official_predictions(raw: Any, source: str,
+                     options: ConditionalQAOptions) -> dict[str, OfficialPrediction] | None:
+    """The official prediction file ``[{"id": ..., "answers": [[answer, [conditions]]]}]``."""
+    if not isinstance(raw, list):
+        return None
+    if not all(isinstance(row, dict) for row in raw):
+        return None
+    if not all("answers" in row for row in raw):
+        if any("answers" in row or "output" in row for row in raw):
+            raise PredictionFileError(
+                f"{source}: every record needs either 'answers' (official format) or "
+                "'output' (raw model output), the same throughout.")
+        return None
+    predictions: dict[str, OfficialPrediction] = {}
+    for row in raw:
+        if "id" not in row:
+            raise PredictionFileError(f"{source}: every prediction needs an 'id'.")
+        key = str(row["id"])
+        if key in predictions:
+            raise PredictionFileError(f"{source}: id {key!r} appears more than once.")
+        try:
+            pairs = parse_official_answers(row["answers"], f"{source} ({key})")
+        except ValueError as error:
+            raise PredictionFileError(str(error)) from None
+        predictions[key] = OfficialPrediction(
+            tuple((text, tuple(conditions)) for text, conditions in pairs))
+    return predictions
+
+
 class ConditionalQA(Benchmark[ConditionalQAOptions, ConditionalQAItem]):
     """ConditionalQA (Sun et al., 2022): answers with the document elements that condition them."""
 
@@ -126,8 +170,10 @@ class ConditionalQA(Benchmark[ConditionalQAOptions, ConditionalQAItem]):
     options_type = ConditionalQAOptions
     # evaluate.py gives a reference question without a prediction no score at all (it is
     # appended to none of the lists it averages), so it is left out, not scored as wrong
-    prediction_format = ('the official file: [{"id": ..., "answers": [[answer, '
-                         '[condition elements]], ...]}]')
+    prediction_files = PredictionFiles(
+        format='the official file: [{"id": ..., "answers": [[answer, [condition elements]], '
+               '...]}]',
+        read=read_official_predictions, reference=_reference_file)
     # the questions on one policy document (285 dev questions on 59 documents) share it:
     # resampled together
     resampling_unit = "document"
@@ -167,19 +213,6 @@ class ConditionalQA(Benchmark[ConditionalQAOptions, ConditionalQAItem]):
 
     def expected_size(self, options: ConditionalQAOptions) -> int:
         return SPLIT_SIZES[options.split]
-
-    def load_file(self, path: Path, options: ConditionalQAOptions) -> list[ConditionalQAItem]:
-        """Questions in the upstream format; documents.json beside them, else the data source."""
-        path = Path(path)
-        if not path.is_file():
-            raise ConfigurationError(f"reference file {path} does not exist")
-        questions = load_questions(path=path)
-        documents = reference_documents(path)
-        if documents is None:
-            return [ConditionalQAItem(question, None) for question in questions]
-        return [ConditionalQAItem(entry.question,
-                                  fit_document(entry.document, options.max_document_words))
-                for entry in join_documents(questions, documents)]
 
     def prompt(self, item: ConditionalQAItem, options: ConditionalQAOptions) -> str:
         return build_prompt(item.question, _view(item))
@@ -249,33 +282,6 @@ class ConditionalQA(Benchmark[ConditionalQAOptions, ConditionalQAItem]):
         is its own unit."""
         return str(sample.details.get("document") or sample.id)
 
-    def read_predictions(self, raw: Any, source: str,
-                         options: ConditionalQAOptions) -> dict[str, OfficialPrediction] | None:
-        """The official prediction file ``[{"id": ..., "answers": [[answer, [conditions]]]}]``."""
-        if not isinstance(raw, list):
-            return None
-        if not all(isinstance(row, dict) for row in raw):
-            return None
-        if not all("answers" in row for row in raw):
-            if any("answers" in row or "output" in row for row in raw):
-                raise PredictionFileError(
-                    f"{source}: every record needs either 'answers' (official format) or "
-                    "'output' (raw model output), the same throughout.")
-            return None
-        predictions: dict[str, OfficialPrediction] = {}
-        for row in raw:
-            if "id" not in row:
-                raise PredictionFileError(f"{source}: every prediction needs an 'id'.")
-            key = str(row["id"])
-            if key in predictions:
-                raise PredictionFileError(f"{source}: id {key!r} appears more than once.")
-            try:
-                pairs = parse_official_answers(row["answers"], f"{source} ({key})")
-            except ValueError as error:
-                raise PredictionFileError(str(error)) from None
-            predictions[key] = OfficialPrediction(
-                tuple((text, tuple(conditions)) for text, conditions in pairs))
-        return predictions
 
 
 def _view(item: ConditionalQAItem) -> DocumentView:

@@ -30,6 +30,7 @@ from condambig_tasks.benchmark import (
     Catalogue,
     MetricSpec,
     Paper,
+    PredictionFiles,
     Runtime,
     ScoredSample,
     Variant,
@@ -169,6 +170,16 @@ def _rate(samples: Sequence[ScoredSample], key: str) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+# the baselines condambig-score scores by name (--outputs repeater): item -> question
+_BASELINES = {name: {"repeater": repeater_question, "human": human_question}[name]
+              for name in BASELINES}
+
+
+def _read_predictions(raw: Any, source: str,
+                      options: FlmOptions) -> dict[str, AskedQuestion] | None:
+    return read_question_entries(raw, source)
+
+
 class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
     """HotpotQA-FLM: a clarifying question is scored by the answer quality it recovers."""
 
@@ -197,8 +208,10 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
                 {"split": "test"}),
     )
     options_type = FlmOptions
-    cli_output_aliases = ("--questions",)
-    prediction_format = f"{QUESTION_FILE_FORMAT}; or a baseline: {', '.join(BASELINES)}"
+    prediction_files = PredictionFiles(
+        aliases=("--questions",),
+        format=f"{QUESTION_FILE_FORMAT}; or a baseline: {', '.join(BASELINES)}",
+        read=_read_predictions, named=_BASELINES)
     headline_metrics = ("f1_recovery",)
     metric_specs = (
         MetricSpec("f1_recovery", "100·(F1(x_r) − F1(x_i)) / (F1(x_c) − F1(x_i)) on the "
@@ -252,14 +265,6 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
 
     def max_tokens(self, options: FlmOptions) -> int:
         return MAX_TOKENS
-
-    def named_outputs(self) -> dict[str, Any]:
-        named = {"repeater": repeater_question, "human": human_question}
-        return {name: named[name] for name in BASELINES}
-
-    def read_predictions(self, raw: Any, source: str,
-                         options: FlmOptions) -> dict[str, AskedQuestion] | None:
-        return read_question_entries(raw, source)
 
     def models(self, options: FlmOptions,
                roles: Mapping[str, Any] | None = None) -> dict[str, str]:

@@ -14,7 +14,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from condambig_tasks.benchmark import CORPUS, SUM, Benchmark, MetricSpec, ScoredSample, Variant
+from condambig_tasks.benchmark import (
+    CORPUS,
+    SUM,
+    Benchmark,
+    MetricSpec,
+    PredictionFiles,
+    ScoredSample,
+    Variant,
+)
 
 ITEMS_FILE = Path(__file__).with_name("capitals.json")
 IGNORE_CASE = True
@@ -41,6 +49,11 @@ def parse_answer(output: str) -> str | None:
     return answer or None
 
 
+def _read_items(path: Any, options: ToyOptions) -> list[CapitalQuestion]:
+    return [CapitalQuestion(str(row["id"]), row["country"], row["capital"])
+            for row in json.loads(Path(path).read_text("utf-8"))]
+
+
 class Toy(Benchmark[ToyOptions, CapitalQuestion]):
     name = "toy"
     title = "Toy capitals"
@@ -55,12 +68,10 @@ class Toy(Benchmark[ToyOptions, CapitalQuestion]):
         MetricSpec("unanswered", "outputs without 'Answer: <city>'", SUM, higher_is_better=False),
         MetricSpec("precision", "correct answers over answered items", CORPUS),
     )
+    prediction_files = PredictionFiles(reference=_read_items)  # condambig-score --ref
 
     def load(self, options: ToyOptions) -> list[CapitalQuestion]:
-        return self.load_file(ITEMS_FILE, options)
-
-    def load_file(self, path: Any, options: ToyOptions) -> list[CapitalQuestion]:
-        return [self.from_record(row) for row in json.loads(Path(path).read_text("utf-8"))]
+        return _read_items(ITEMS_FILE, options)
 
     def from_record(self, record: dict[str, Any]) -> CapitalQuestion:
         return CapitalQuestion(str(record["id"]), record["country"], record["capital"])
