@@ -52,6 +52,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from condambig_tasks import local_model, registry, settings  # noqa: E402
+from condambig_tasks.benchmark import headline_metric, reported_values  # noqa: E402
 from tests.support import real_model  # noqa: E402
 from tests.support.real_model import ROUTES, ServedModel  # noqa: E402
 
@@ -402,7 +403,7 @@ def measure(plan: PlannedRun, out: Path, folder: Path, env: dict[str, str]) -> M
             failures[failure_category(outputs.get(key, ""), hit.get(key, False))].append(
                 outputs.get(key, ""))
     headline = result["provenance"].get("headline_metric") if result.get("provenance") else None
-    headline = headline or benchmark.headline_metric(options, judged=False)
+    headline = headline or headline_metric(benchmark, options, judged=False)
     reported = result.get("reported") or {}
     reproduced = all(_same(reported.get(name), value) for name, value in result["metrics"].items())
     timing = json.loads((out / "run.json").read_text())
@@ -694,7 +695,7 @@ def _score_all(m: Measured, outputs: Mapping[str, str],
     samples = [benchmark.score(items[key], text, options) for key, text in outputs.items()]
     parsed = sum(1 for sample in samples if sample.values.get("parse_rate") == 1.0)
     return {"parsed": parsed,
-            "headline": benchmark.summarise(samples, options, judged=False).get(m.headline)}
+            "headline": reported_values(benchmark, samples, options, judged=False).get(m.headline)}
 
 
 def parser_counts(m: Measured, outputs: Mapping[str, str],

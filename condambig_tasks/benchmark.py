@@ -33,7 +33,7 @@ Item = TypeVar("Item")
 # How a metric's corpus value comes from the per-sample values.
 MEAN = "mean"  # mean over the samples that have a value (None = not applicable / not judged)
 SUM = "sum"  # total over the samples (counts)
-CORPUS = "corpus"  # computed by Benchmark.summarise from every sample (BLEU, P/R/F1, ratios)
+CORPUS = "corpus"  # computed by benchmark.reported_values from every sample (BLEU, P/R/F1, ratios)
 AGGREGATIONS = (MEAN, SUM, CORPUS)
 
 
@@ -275,9 +275,6 @@ class Benchmark(Generic[Options, Item]):
     # the metric to rank on: the first of these the run reports (e.g. CondAmbigQA's first
     # needs a judge; without one the run heads with a judge-free one further down)
     headline_metrics: ClassVar[tuple[str, ...]] = ()
-    # a judge can score this benchmark (lm-eval / CLI read the judge settings, Inspect the
-    # grader role)
-    uses_judge: ClassVar[bool] = False
     # the judge model the paper used (an OpenAI model name), Inspect's default grader
     # (None: the paper had no model judge, so a judge runs only when one is named)
     paper_judge: ClassVar[str | None] = None
@@ -304,32 +301,7 @@ class Benchmark(Generic[Options, Item]):
             if "suite_member" not in cls.__dict__:
                 cls.suite_member = cls.group or cls.variants[0].task
 
-    @property
-    def default_grader(self) -> str | None:
-        """Inspect's ``grader`` when none is bound: the paper's judge through OpenAI."""
-        return None if self.paper_judge is None else f"openai/{self.paper_judge}"
-
-    @property
-    def task_version(self) -> TaskVersion:
-        return TaskVersion(self.version)
-
     # ------------------------------------------------------------------ variants
-    def variant(self, task: str) -> Variant:
-        """The variant named ``task`` (KeyError when this benchmark has none by that name)."""
-        for variant in self.variants:
-            if variant.task == task:
-                return variant
-        raise KeyError(f"{self.name} has no task {task!r}")
-
-    def variant_of(self, options: Options, temperature: float | None = None) -> Variant:
-        """The most specific variant whose fixed options these options have and whose
-        sampling the run's (``temperature``, None when not known) matches (a run of Inspect
-        or condambig-score names options, not a task)."""
-        values = self.options_to_json(options)
-        matching = [variant for variant in self.variants
-                    if variant.accepts(values) and variant.generates_like(temperature)]
-        return max(matching, key=lambda variant: len(variant.options), default=self.variants[0])
-
     # ------------------------------------------------------------------ options
     def options(self, values: Mapping[str, Any] | None = None, *, strict: bool = True) -> Options:
         """The typed options from lm-eval ``--metadata``, Inspect ``-T`` or CLI flags.
@@ -339,9 +311,6 @@ class Benchmark(Generic[Options, Item]):
         """
         return parse_options(self.options_type, values or {}, strict=strict,
                              owner=self.name)
-
-    def options_to_json(self, options: Options) -> dict[str, Any]:
-        return json_safe(dataclasses.asdict(options))
 
     # ------------------------------------------------------------------ items
     def load(self, options: Options) -> list[Item]:
@@ -386,7 +355,7 @@ class Benchmark(Generic[Options, Item]):
 
     def judge_applies(self, options: Options) -> bool:
         """Whether a judge scores anything with these options (e.g. one subtask of three)."""
-        return self.uses_judge
+        return uses_judge(self)
 
     def needs_corpus_step(self, options: Options, judged: bool) -> bool:
         """True when scores need ``score_batch`` (a judge or agent models)."""
@@ -404,46 +373,6 @@ class Benchmark(Generic[Options, Item]):
     def active_metrics(self, options: Options, judged: bool) -> list[MetricSpec]:
         """The metrics this run reports (judge metrics only with a judge)."""
         return [spec for spec in self.metric_specs if judged or not spec.judge]
-
-    def headline_metric(self, options: Options, judged: bool) -> str | None:
-        """The metric a leaderboard ranks this run on (higher is better), or None when the
-        run reports none of :attr:`headline_metrics` (e.g. a setting needing a judge)."""
-        active = {spec.name for spec in self.active_metrics(options, judged)}
-        return next((name for name in self.headline_metrics if name in active), None)
-
-    def reported_metrics(self, options: Options, judged: bool) -> list[MetricSpec]:
-        """What a run reports, in order: the headline, the other active metrics in spec
-        order, then ``suite_score`` (the headline on a 0-1 scale)."""
-        active = self.active_metrics(options, judged)
-        headline = self.headline_metric(options, judged)
-        if headline is None:
-            return active
-        first = [spec for spec in active if spec.name == headline]
-        return [*first, *(spec for spec in active if spec.name != headline), SUITE_SPEC]
-
-    def metric_spec(self, name: str) -> MetricSpec:
-        """The spec of one reported metric (``suite_score`` included)."""
-        if name == SUITE_SCORE:
-            return SUITE_SPEC
-        for spec in self.metric_specs:
-            if spec.name == name:
-                return spec
-        raise KeyError(f"{self.name} has no metric {name!r}")
-
-    def summarise(
-        self, samples: Sequence[ScoredSample], options: Options, judged: bool,
-    ) -> dict[str, float | None]:
-        """Corpus values of the reported metrics, headline first, then ``suite_score``;
-        None where no sample has a value."""
-        values = self.metric_values(samples, options, judged)
-        reported = self.reported_metrics(options, judged)
-        summary = {spec.name: values.get(spec.name) for spec in reported
-                   if spec is not SUITE_SPEC}
-        if reported and reported[-1] is SUITE_SPEC:  # then the headline is reported[0]
-            headline = reported[0]
-            value = summary.get(headline.name)
-            summary[SUITE_SCORE] = None if value is None else value / headline.scale
-        return summary
 
     def metric_values(
         self, samples: Sequence[ScoredSample], options: Options, judged: bool,
@@ -482,49 +411,6 @@ class Benchmark(Generic[Options, Item]):
         return {name: "no scored sample has a value for it" if samples else "nothing scored"
                 for name, value in summary.items() if value is None}
 
-    def explain_nulls(
-        self, samples: Sequence[ScoredSample], options: Options, judged: bool,
-        summary: Mapping[str, float | None],
-    ) -> dict[str, str]:
-        """:meth:`null_reasons`, with ``suite_score`` explained by its headline's reason."""
-        reasons = self.null_reasons(samples, options, judged, summary)
-        headline = self.headline_metric(options, judged)
-        if SUITE_SCORE in reasons and headline is not None:
-            why = reasons.get(headline, "it has no value")
-            reasons[SUITE_SCORE] = f"the headline {headline} is null: {why}"
-        return reasons
-
-    def withhold_judged_metrics(
-        self, summary: Mapping[str, float | None], reasons: Mapping[str, str],
-        options: Options, judged: bool, *, failed: int, max_failed: int, retry_hint: str,
-    ) -> tuple[dict[str, float | None], dict[str, str]]:
-        """``summary`` and its null reasons with the judged metrics withheld when more than
-        ``max_failed`` judgements finally failed.
-
-        A judged mean over the judgements that happened to succeed is biased (the failed
-        ones are not a random sample: long outputs time out, rate limits hit bursts), so
-        past the limit the judged quality metrics, and the headline and ``suite_score``
-        when the headline is judged, are null with the reason: how many failed, the limit,
-        and ``retry_hint`` (how to judge only the failed ones again; the cache keeps the
-        rest). Judge counts (SUM) and direction-less diagnostics stay reported.
-        """
-        values, why = dict(summary), dict(reasons)
-        if not judged or failed <= max_failed:
-            return values, why
-        reason = (f"{failed} judgement(s) failed (judge_max_failed={max_failed}); "
-                  f"{retry_hint}")
-        specs = {spec.name: spec for spec in self.metric_specs}
-        for name in list(values):
-            spec = specs.get(name)
-            if spec is not None and spec.judge and spec.aggregation != SUM and \
-                    spec.higher_is_better is not None:
-                values[name], why[name] = None, reason
-        headline = self.headline_metric(options, judged)
-        if headline is not None and values.get(headline) is None and SUITE_SCORE in values:
-            values[SUITE_SCORE] = None
-            why[SUITE_SCORE] = f"the headline {headline} is null: {why.get(headline, reason)}"
-        return values, why
-
     def expected_size(self, options: Options) -> int | None:
         """How many items the full upstream split has, when known (a local copy may hold
         fewer; the front ends say so)."""
@@ -538,6 +424,92 @@ class Benchmark(Generic[Options, Item]):
             return [f"{self.name}: no judge configured, so {', '.join(skipped)} "
                     "are not reported."]
         return []
+
+
+# ---------------------------------------------------------------------- derived from the contract
+# Functions of a benchmark's declarations, the same for every benchmark (not for one to
+# override): what its variants, versions, options and metric specs imply.
+
+
+def uses_judge(benchmark: Benchmark) -> bool:
+    """A judge can score this benchmark: it declares a judged metric (lm-eval and the CLI
+    then read the judge settings, Inspect the grader role)."""
+    return any(spec.judge for spec in benchmark.metric_specs)
+
+
+def default_grader(benchmark: Benchmark) -> str | None:
+    """Inspect's ``grader`` when none is bound: the paper's judge through OpenAI."""
+    return None if benchmark.paper_judge is None else f"openai/{benchmark.paper_judge}"
+
+
+def task_version(benchmark: Benchmark) -> TaskVersion:
+    return TaskVersion(benchmark.version)
+
+
+def find_variant(benchmark: Benchmark, task: str) -> Variant:
+    """The variant named ``task`` (KeyError when the benchmark has none by that name)."""
+    for variant in benchmark.variants:
+        if variant.task == task:
+            return variant
+    raise KeyError(f"{benchmark.name} has no task {task!r}")
+
+
+def variant_of(benchmark: Benchmark, options: Any, temperature: float | None = None) -> Variant:
+    """The most specific variant whose fixed options these options have and whose
+    sampling the run's (``temperature``, None when not known) matches (a run of Inspect
+    or condambig-score names options, not a task)."""
+    values = options_to_json(benchmark, options)
+    matching = [variant for variant in benchmark.variants
+                if variant.accepts(values) and variant.generates_like(temperature)]
+    return max(matching, key=lambda variant: len(variant.options),
+               default=benchmark.variants[0])
+
+
+def options_to_json(benchmark: Benchmark, options: Any) -> dict[str, Any]:
+    return json_safe(dataclasses.asdict(options))
+
+
+def headline_metric(benchmark: Benchmark, options: Any, judged: bool) -> str | None:
+    """The metric a leaderboard ranks this run on (higher is better), or None when the
+    run reports none of ``headline_metrics`` (e.g. a setting needing a judge)."""
+    active = {spec.name for spec in benchmark.active_metrics(options, judged)}
+    return next((name for name in benchmark.headline_metrics if name in active), None)
+
+
+def reported_metrics(benchmark: Benchmark, options: Any, judged: bool) -> list[MetricSpec]:
+    """What a run reports, in order: the headline, the other active metrics in spec
+    order, then ``suite_score`` (the headline on a 0-1 scale)."""
+    active = benchmark.active_metrics(options, judged)
+    headline = headline_metric(benchmark, options, judged)
+    if headline is None:
+        return active
+    first = [spec for spec in active if spec.name == headline]
+    return [*first, *(spec for spec in active if spec.name != headline), SUITE_SPEC]
+
+
+def metric_spec(benchmark: Benchmark, name: str) -> MetricSpec:
+    """The spec of one reported metric (``suite_score`` included)."""
+    if name == SUITE_SCORE:
+        return SUITE_SPEC
+    for spec in benchmark.metric_specs:
+        if spec.name == name:
+            return spec
+    raise KeyError(f"{benchmark.name} has no metric {name!r}")
+
+
+def reported_values(benchmark: Benchmark, samples: Sequence[ScoredSample], options: Any,
+                    judged: bool) -> dict[str, float | None]:
+    """Corpus values of the reported metrics, headline first, then ``suite_score``;
+    None where no sample has a value."""
+    values = benchmark.metric_values(samples, options, judged)
+    reported = reported_metrics(benchmark, options, judged)
+    summary = {spec.name: values.get(spec.name) for spec in reported
+               if spec is not SUITE_SPEC}
+    if reported and reported[-1] is SUITE_SPEC:  # then the headline is reported[0]
+        headline = reported[0]
+        value = summary.get(headline.name)
+        summary[SUITE_SCORE] = None if value is None else value / headline.scale
+    return summary
 
 
 # ---------------------------------------------------------------------- helpers

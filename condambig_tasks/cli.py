@@ -34,7 +34,9 @@ from condambig_tasks.benchmark import (
     Benchmark,
     Runtime,
     json_safe,
+    options_to_json,
     run_blocking,
+    uses_judge,
 )
 from condambig_tasks.data import load_items, recording_sources
 from condambig_tasks.errors import CondambigError, PredictionFileError
@@ -94,7 +96,7 @@ def _add_arguments(parser: argparse.ArgumentParser, benchmark: Benchmark) -> Non
             parser.add_argument(*flags, dest=option.name, default=None,
                                 metavar=None if choices else "VALUE", choices=choices,
                                 help=help_text)
-    if benchmark.uses_judge:
+    if uses_judge(benchmark):
         cli_judge.add_judge_arguments(parser)
     parser.add_argument("--limit", type=int, metavar="N",
                         help="score only the first N items that have an output")
@@ -216,7 +218,7 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
     result: dict[str, Any] = {
         "benchmark": benchmark.name,
         "version": benchmark.version,
-        "options": benchmark.options_to_json(options),
+        "options": options_to_json(benchmark, options),
         "n_outputs": len(outputs),
         "n_items": len(by_id),
         "n_expected": benchmark.expected_size(options),

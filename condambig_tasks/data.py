@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from condambig_tasks import json_files, settings
+from condambig_tasks.benchmark import options_to_json
 from condambig_tasks.errors import CondambigError, ConfigurationError
 
 if TYPE_CHECKING:
@@ -329,6 +330,6 @@ def load_items(benchmark: Benchmark, options: Any) -> list[Any]:
                  if root is not None and folders else "")
         raise CorruptDataError(
             f"{benchmark.title}: the data{where} holds no items for these options "
-            f"({benchmark.options_to_json(options)}); check that the files are the "
+            f"({options_to_json(benchmark, options)}); check that the files are the "
             "upstream ones and not empty.")
     return items

@@ -30,7 +30,15 @@ from pathlib import Path
 from typing import Any
 
 from condambig_tasks import registry
-from condambig_tasks.benchmark import SUITE_SPEC, Benchmark, MetricSpec, Variant
+from condambig_tasks.benchmark import (
+    SUITE_SPEC,
+    Benchmark,
+    MetricSpec,
+    Variant,
+    headline_metric,
+    metric_spec,
+    uses_judge,
+)
 from condambig_tasks.register import INSPECT_PREFIX, InspectTask, inspect_tasks
 from condambig_tasks.report.scales import COUNT, FRACTION, PERCENT, spec_scale
 
@@ -79,8 +87,8 @@ def inspect_command(benchmark: Benchmark, variant: Variant,
 def headlines(benchmark: Benchmark, variant: Variant) -> tuple[str | None, str | None]:
     """The variant's headline metric with a judge and without one."""
     options = benchmark.options(dict(variant.options))
-    return (benchmark.headline_metric(options, judged=True),
-            benchmark.headline_metric(options, judged=False))
+    return (headline_metric(benchmark, options, judged=True),
+            headline_metric(benchmark, options, judged=False))
 
 
 # ---------------------------------------------------------------- rendering
@@ -139,7 +147,7 @@ def _generation(variant: Variant) -> str:
 def _headline(benchmark: Benchmark, metric: str | None) -> str:
     if metric is None:
         return "none"
-    return f"{_code(metric)} ({_scale(benchmark, benchmark.metric_spec(metric))})"
+    return f"{_code(metric)} ({_scale(benchmark, metric_spec(benchmark, metric))})"
 
 
 def render_task_list(benchmarks: Sequence[Benchmark], inspect_tasks: Sequence[InspectTask],
@@ -171,7 +179,7 @@ def render_tasks(benchmarks: Sequence[Benchmark], inspect_tasks: Sequence[Inspec
         for variant in benchmark.variants:
             judged, judge_free = headlines(benchmark, variant)
             headline = _headline(benchmark, judged)
-            if benchmark.uses_judge and judge_free != judged:
+            if uses_judge(benchmark) and judge_free != judged:
                 headline += "; without a judge " + _headline(benchmark, judge_free)
             fixed = ", ".join(f"`{key}={_plain(value)}`" for key, value in variant.options.items())
             command = inspect_command(benchmark, variant, inspect_tasks)

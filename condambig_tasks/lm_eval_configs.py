@@ -22,6 +22,8 @@ from condambig_tasks.benchmark import (
     TaskVersion,
     Variant,
     json_safe,
+    reported_metrics,
+    task_version,
 )
 from condambig_tasks.errors import ConfigurationError
 
@@ -44,7 +46,7 @@ def listed_metrics(benchmark: Benchmark, variant: Variant) -> list[MetricSpec]:
     ``suite_score`` last: lm-eval's ``metric_list`` and ``higher_is_better``."""
     options = variant_options(benchmark, variant)
     reported = {spec.name for judged in (False, True)
-                for spec in benchmark.reported_metrics(options, judged)}
+                for spec in reported_metrics(benchmark, options, judged)}
     return [spec for spec in (*benchmark.metric_specs, SUITE_SPEC) if spec.name in reported]
 
 
@@ -62,7 +64,7 @@ def generation_kwargs(benchmark: Benchmark, variant: Variant) -> dict[str, Any]:
 def task_metadata(benchmark: Benchmark, variant: Variant) -> dict[str, Any]:
     """``metadata.version`` (the comparability version N) and the variant's default judge
     (lm-eval's ``--metadata`` and a task file's ``metadata`` override both)."""
-    metadata: dict[str, Any] = {"version": benchmark.task_version.comparability}
+    metadata: dict[str, Any] = {"version": task_version(benchmark).comparability}
     if variant.judge_model:
         metadata["judge_model"] = variant.judge_model
     return metadata
@@ -134,7 +136,7 @@ def benchmark_group(benchmark: Benchmark) -> GroupSpec | None:
         return None
     return GroupSpec(benchmark.group,
                      tuple(v.task for v in benchmark.variants if v.temperature is None),
-                     benchmark.task_version.comparability,
+                     task_version(benchmark).comparability,
                      averages_suite_score=benchmark.suite_member == benchmark.group,
                      declared_in=benchmark.name)
 

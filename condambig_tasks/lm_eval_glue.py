@@ -45,8 +45,12 @@ from condambig_tasks.benchmark import (
     Benchmark,
     Runtime,
     ScoredSample,
+    metric_spec,
+    options_to_json,
     plain_summary,
+    reported_metrics,
     run_blocking,
+    uses_judge,
 )
 from condambig_tasks.lm_eval_options import resolve_lm_eval_options
 from condambig_tasks.progress import Progress, show_project_logs
@@ -107,12 +111,12 @@ class LmEvalTask:
         resolved = resolve_lm_eval_options(benchmark, metadata, fixed)
         options, metadata = resolved.options, resolved.metadata
         judge_options = (settings.lm_eval_judge_options(metadata)
-                         if benchmark.uses_judge and benchmark.judge_applies(options) else {})
+                         if uses_judge(benchmark) and benchmark.judge_applies(options) else {})
         run, judge = BenchmarkRun.with_options(benchmark, options,
                                                EnvironmentJudge(judge_options))
         for note in run.notes():
             logger.warning("%s", note)
-        options_json = json.dumps(benchmark.options_to_json(options), sort_keys=True)
+        options_json = json.dumps(options_to_json(benchmark, options), sort_keys=True)
         judge_json = json.dumps(judge_options, sort_keys=True)
         items, records, provenance = run.load(judge=None if judge is None else judge.model)
         if judge is not None:
@@ -146,7 +150,7 @@ class LmEvalTask:
         output = results[0] if results else ""
         options = benchmark.options(json.loads(doc["options"]), strict=False)
         judged = _judge_configured(benchmark, options, json.loads(doc["judge"]))
-        active = benchmark.reported_metrics(options, judged)
+        active = reported_metrics(benchmark, options, judged)
         if benchmark.needs_corpus_step(options, judged):
             item = {"id": doc["id"], "output": output, "options": doc["options"],
                     "judge": doc["judge"]}
@@ -249,7 +253,7 @@ def aggregate(benchmark_name: str, metric: str, items: list[Any], task: Any = No
     if not items:
         return math.nan
     benchmark = registry.get(benchmark_name)
-    spec = benchmark.metric_spec(metric)
+    spec = metric_spec(benchmark, metric)
     if not isinstance(items[0], dict):
         samples = [ScoredSample(id="", values={metric: value}) for value in items]
         value = plain_summary(samples, [spec])[metric]

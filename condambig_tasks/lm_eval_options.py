@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from condambig_tasks import registry, settings
-from condambig_tasks.benchmark import Benchmark
+from condambig_tasks.benchmark import Benchmark, options_to_json, uses_judge
 from condambig_tasks.errors import ConfigurationError
 from condambig_tasks.options import option_specs, suggestion
 
@@ -67,7 +67,7 @@ def resolve_lm_eval_options(benchmark: Benchmark, metadata: Mapping[str, Any],
     plain = {key: value for key, value in metadata.items() if key not in names}
     scoped = dict(scopes.get(benchmark.name, {}))
     fields_ = option_fields(benchmark)
-    judge_keys = set(settings.judge_option_keys()) if benchmark.uses_judge else set()
+    judge_keys = set(settings.judge_option_keys()) if uses_judge(benchmark) else set()
     unknown = sorted(set(scoped) - fields_ - judge_keys)
     if unknown:
         raise ConfigurationError(
@@ -191,7 +191,7 @@ def _contradiction(benchmark: Benchmark, fixed: Mapping[str, Any],
 
 
 def _option_json(benchmark: Benchmark, values: Mapping[str, Any]) -> dict[str, Any]:
-    return benchmark.options_to_json(benchmark.options(values, strict=False))
+    return options_to_json(benchmark, benchmark.options(values, strict=False))
 
 
 def variant_tasks(benchmark_name: str) -> dict[str, dict[str, Any]]:

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from condambig_tasks import lm_eval_configs, provenance, registry, settings
+from condambig_tasks.benchmark import uses_judge
 from condambig_tasks.errors import CondambigError
 
 
@@ -57,7 +58,7 @@ def task_problems(task: str, metadata: Mapping[str, Any]) -> list[str]:
         return [str(error)]
     options, problems = resolved.options, []
     judge_options = (settings.lm_eval_judge_options(resolved.metadata)
-                     if benchmark.uses_judge and benchmark.judge_applies(options) else {})
+                     if uses_judge(benchmark) and benchmark.judge_applies(options) else {})
     try:
         run, judge = BenchmarkRun.with_options(benchmark, options,
                                                EnvironmentJudge(judge_options))

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from condambig_metrics.text import replace_lone_surrogates
-from condambig_tasks.benchmark import Benchmark, json_safe
+from condambig_tasks.benchmark import Benchmark, json_safe, options_to_json
 from condambig_tasks.data import load_items, recording_sources
 
 
@@ -113,7 +113,7 @@ _PRELOADED: dict[tuple[str, str], tuple[list[Any], list[dict[str, Any]]]] = {}
 
 
 def _load_key(benchmark: Benchmark, options: Any) -> tuple[str, str]:
-    return benchmark.name, json.dumps(benchmark.options_to_json(options), sort_keys=True)
+    return benchmark.name, json.dumps(options_to_json(benchmark, options), sort_keys=True)
 
 
 def _items_with_sources(benchmark: Benchmark,
@@ -140,7 +140,7 @@ def provenance_block(
     return json_safe({
         "benchmark": benchmark.name,
         "task_version": benchmark.version,
-        "options": benchmark.options_to_json(options),
+        "options": options_to_json(benchmark, options),
         "data": {
             "sources": [dict(source) for source in sources],
             "records": len(items),

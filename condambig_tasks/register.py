@@ -35,7 +35,7 @@ from urllib.parse import urlparse
 import yaml
 
 from condambig_tasks import registry
-from condambig_tasks.benchmark import Benchmark
+from condambig_tasks.benchmark import Benchmark, find_variant
 from condambig_tasks.errors import TRACEBACK_VARIABLE, CondambigError
 
 PROG = "condambig-register"
@@ -107,7 +107,7 @@ def register_tasks() -> list[InspectTask]:
     tasks = []
     for task in inspect_tasks():
         try:
-            registry.get(task.benchmark).variant(task.name)
+            find_variant(registry.get(task.benchmark), task.name)
         except KeyError:
             continue
         tasks.append(task)
@@ -125,7 +125,7 @@ def task_options(benchmark: Benchmark, task: InspectTask) -> Any:
     defaults for the benchmark's options over those the variant of that name fixes."""
     fields = {field.name for field in dataclasses.fields(benchmark.options_type)}
     try:
-        fixed = dict(benchmark.variant(task.name).options)
+        fixed = dict(find_variant(benchmark, task.name).options)
     except KeyError:  # a task taking its variant as a parameter (abg_coqa -T subtask=...)
         fixed = {}
     defaults = {key: value for key, value in task.defaults.items()

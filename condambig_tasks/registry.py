@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from functools import cache
 
-from condambig_tasks.benchmark import Benchmark, Variant
+from condambig_tasks.benchmark import Benchmark, Variant, find_variant
 from condambig_tasks.errors import ConfigurationError
 
 # the lm-eval group of the whole suite: each benchmark's ``suite_member``, unweighted
@@ -49,7 +49,7 @@ def task_variant(task: str) -> tuple[Benchmark, Variant] | None:
     for name in available():
         benchmark = get(name)
         try:
-            return benchmark, benchmark.variant(task)
+            return benchmark, find_variant(benchmark, task)
         except KeyError:
             continue
     return None

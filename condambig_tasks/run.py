@@ -18,7 +18,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from condambig_tasks import settings
-from condambig_tasks.benchmark import SUITE_SCORE, Benchmark, Runtime, ScoredSample, score_run
+from condambig_tasks.benchmark import (
+    SUITE_SCORE,
+    SUM,
+    Benchmark,
+    Runtime,
+    ScoredSample,
+    default_grader,
+    headline_metric,
+    reported_values,
+    score_run,
+    uses_judge,
+)
 from condambig_tasks.errors import CondambigError
 from condambig_tasks.provenance import load_records_with_provenance
 
@@ -53,13 +64,13 @@ class GraderRole:
 
     def configured(self, benchmark: Benchmark) -> Any:
         """The bound model(s), else the default grader's name, else None."""
-        return self.bound if self.bound is not None else benchmark.default_grader
+        return self.bound if self.bound is not None else default_grader(benchmark)
 
 
 def judge_wanted(benchmark: Benchmark, options: Any, source: Any) -> bool:
     """A judge applies to the benchmark with these options and the front end has not
     turned it off (whether one is configured is :func:`resolve_judge`'s question)."""
-    return benchmark.uses_judge and benchmark.judge_applies(options) and \
+    return uses_judge(benchmark) and benchmark.judge_applies(options) and \
         bool(getattr(source, "enabled", True))
 
 
@@ -131,7 +142,7 @@ class BenchmarkRun:
 
     @property
     def headline(self) -> str | None:
-        return self.benchmark.headline_metric(self.options, self.judged)
+        return headline_metric(self.benchmark, self.options, self.judged)
 
     @property
     def needs_corpus_step(self) -> bool:
@@ -154,10 +165,10 @@ class BenchmarkRun:
         metrics are withheld with ``retry_hint``; after an endpoint failure a judged metric
         left without any judgement says why (the hint), even within ``max_failed``."""
         benchmark, options, judged = self.benchmark, self.options, self.judged
-        summary = benchmark.summarise(samples, options, judged)
-        reasons = benchmark.explain_nulls(samples, options, judged, summary)
-        values, reasons = benchmark.withhold_judged_metrics(
-            summary, reasons, options, judged, failed=failed, max_failed=max_failed,
+        summary = reported_values(benchmark, samples, options, judged)
+        reasons = explain_nulls(benchmark, samples, options, judged, summary)
+        values, reasons = withhold_judged_metrics(
+            benchmark, summary, reasons, options, judged, failed=failed, max_failed=max_failed,
             retry_hint=retry_hint)
         judge_failed = judged and failed > max_failed
         if judged and endpoint_failure is not None and not judge_failed:
@@ -170,6 +181,51 @@ class BenchmarkRun:
                 reasons[SUITE_SCORE] = f"the headline {headline} is null: {reasons[headline]}"
         return RunResult(values, reasons, self.headline, judgements, failed, last_error,
                          judge_failed)
+
+
+def explain_nulls(
+    benchmark: Benchmark, samples: Sequence[ScoredSample], options: Any, judged: bool,
+    summary: Mapping[str, float | None],
+) -> dict[str, str]:
+    """The benchmark's ``null_reasons``, with ``suite_score`` explained by its headline's reason."""
+    reasons = benchmark.null_reasons(samples, options, judged, summary)
+    headline = headline_metric(benchmark, options, judged)
+    if SUITE_SCORE in reasons and headline is not None:
+        why = reasons.get(headline, "it has no value")
+        reasons[SUITE_SCORE] = f"the headline {headline} is null: {why}"
+    return reasons
+
+
+def withhold_judged_metrics(
+    benchmark: Benchmark, summary: Mapping[str, float | None], reasons: Mapping[str, str],
+    options: Any, judged: bool, *, failed: int, max_failed: int, retry_hint: str,
+) -> tuple[dict[str, float | None], dict[str, str]]:
+    """``summary`` and its null reasons with the judged metrics withheld when more than
+    ``max_failed`` judgements finally failed.
+
+    A judged mean over the judgements that happened to succeed is biased (the failed
+    ones are not a random sample: long outputs time out, rate limits hit bursts), so
+    past the limit the judged quality metrics, and the headline and ``suite_score``
+    when the headline is judged, are null with the reason: how many failed, the limit,
+    and ``retry_hint`` (how to judge only the failed ones again; the cache keeps the
+    rest). Judge counts (SUM) and direction-less diagnostics stay reported.
+    """
+    values, why = dict(summary), dict(reasons)
+    if not judged or failed <= max_failed:
+        return values, why
+    reason = (f"{failed} judgement(s) failed (judge_max_failed={max_failed}); "
+              f"{retry_hint}")
+    specs = {spec.name: spec for spec in benchmark.metric_specs}
+    for name in list(values):
+        spec = specs.get(name)
+        if spec is not None and spec.judge and spec.aggregation != SUM and \
+                spec.higher_is_better is not None:
+            values[name], why[name] = None, reason
+    headline = headline_metric(benchmark, options, judged)
+    if headline is not None and values.get(headline) is None and SUITE_SCORE in values:
+        values[SUITE_SCORE] = None
+        why[SUITE_SCORE] = f"the headline {headline} is null: {why.get(headline, reason)}"
+    return values, why
 
 
 def retry_hint(rerun: str, *, cache_enabled: bool = True, endpoint_failure: str | None = None,

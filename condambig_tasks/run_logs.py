@@ -16,7 +16,7 @@ Each source is read the way its framework writes it:
 Which benchmark and variant a framework task name is comes from the spec
 (:func:`condambig_tasks.registry.task_variant`); a run under another task name (a user's own
 lm-eval YAML over our glue, Inspect's generic ``abg_coqa`` task) is placed by the benchmark
-and options it recorded (:meth:`Benchmark.variant_of`).
+and options it recorded (:func:`condambig_tasks.benchmark.variant_of`).
 
 :func:`read_run` gives one run's outputs (:class:`RunOutputs`), so it can be rescored, e.g.
 with another judge, without generating again; :func:`read_results` gives the metrics of
@@ -41,6 +41,11 @@ from condambig_tasks.benchmark import (
     TaskVersion,
     Variant,
     finite_number,
+    metric_spec,
+    options_to_json,
+    reported_values,
+    task_version,
+    variant_of,
 )
 from condambig_tasks.data import load_items
 from condambig_tasks.errors import ConfigurationError, PredictionFileError
@@ -170,7 +175,7 @@ def _version_notes(benchmark: Benchmark, logged: RunOutputs) -> tuple[str, ...]:
     if recorded is None or recorded == benchmark.version:
         return ()
     try:
-        comparable = TaskVersion(recorded).comparability == benchmark.task_version.comparability
+        comparable = TaskVersion(recorded).comparability == task_version(benchmark).comparability
     except (ValueError, IndexError):
         comparable = False
     return (f"{logged.source}: the run was made with {benchmark.name} task version "
@@ -233,7 +238,7 @@ def variant_for(benchmark: Benchmark, options: Mapping[str, Any],
     variant whose fixed options it has and whose sampling fits the run's ``temperature``,
     None when not recorded; the default variant when the options no longer parse)."""
     try:
-        return benchmark.variant_of(benchmark.options(dict(options), strict=False),
+        return variant_of(benchmark, benchmark.options(dict(options), strict=False),
                                     temperature)
     except ConfigurationError:
         return benchmark.variants[0]
@@ -243,7 +248,7 @@ def benchmark_options(benchmark: Benchmark, values: Mapping[str, Any]) -> dict[s
     """The benchmark's options from a framework's mixed metadata (unknown keys ignored);
     options this version no longer accepts are kept as recorded."""
     try:
-        return benchmark.options_to_json(benchmark.options(dict(values), strict=False))
+        return options_to_json(benchmark, benchmark.options(dict(values), strict=False))
     except ConfigurationError:
         return {key: value for key, value in values.items() if isinstance(key, str)}
 
@@ -1060,7 +1065,7 @@ def _mismatch(benchmark: Benchmark, reported: Mapping[str, float | None],
     import math
 
     try:
-        summary = benchmark.summarise(samples, options, judged)
+        summary = reported_values(benchmark, samples, options, judged)
     except Exception as error:  # noqa: BLE001 - samples of another benchmark or shape
         return f"{benchmark.name} cannot summarise them: {type(error).__name__}: {error}"
     for name, value in reported.items():
@@ -1203,7 +1208,7 @@ def _per_sample_run(path: Path, samples: list[ScoredSample]) -> RunResult:
         benchmark = registry.get(name)
         for variant in benchmark.variants:
             options = benchmark.options(dict(variant.options), strict=False)
-            judged = any(benchmark.metric_spec(k).judge for k in keys
+            judged = any(metric_spec(benchmark, k).judge for k in keys
                          if k in {spec.name for spec in benchmark.metric_specs})
             if keys and keys <= {spec.name for spec in benchmark.active_metrics(options, judged)}:
                 fits.append((benchmark, variant, options, judged))
@@ -1219,8 +1224,8 @@ def _per_sample_run(path: Path, samples: list[ScoredSample]) -> RunResult:
             f"`{variant.task}` are assumed (the file does not record them).")
     return RunResult(source=path, framework=PER_SAMPLE, model=path.stem.split(".")[0],
                      benchmark=benchmark.name, variant=variant, task=variant.task,
-                     metrics=benchmark.summarise(samples, options, judged), n=len(samples),
-                     options=benchmark.options_to_json(options),
+                     metrics=reported_values(benchmark, samples, options, judged), n=len(samples),
+                     options=options_to_json(benchmark, options),
                      judge=UNRECORDED_JUDGE if judged else None, per_sample=path, notes=(note,))
 
 

@@ -3,7 +3,7 @@
 One entry point per question a front end asks:
 
 * :func:`uncertainty` — ``{metric: Estimate(stderr, ci95_low, ci95_high)}`` for everything
-  :meth:`Benchmark.summarise` reports;
+  :func:`~condambig_tasks.benchmark.reported_values` reports;
 * :func:`compare` — Δ (B − A) of one metric with its 95 % interval and a two-sided p-value,
   paired when both runs cover the same units (:func:`paired_difference`), else unpaired
   (:func:`unpaired_difference`).
@@ -61,6 +61,9 @@ from condambig_tasks.benchmark import (
     Benchmark,
     ScoredSample,
     finite_number,
+    headline_metric,
+    metric_spec,
+    reported_values,
 )
 from condambig_tasks.settings import DEFAULT_RESAMPLES
 
@@ -176,18 +179,18 @@ def uncertainty(
     benchmark: Benchmark, samples: Sequence[ScoredSample], options: Any, judged: bool, *,
     resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
 ) -> dict[str, Estimate]:
-    """The estimate of every metric :meth:`Benchmark.summarise` reports, in its order."""
+    """The estimate of every metric :func:`~condambig_tasks.benchmark.reported_values` reports, in its order."""
     import numpy as np
 
     _check_resamples(resamples)
-    summary = benchmark.summarise(samples, options, judged)
+    summary = reported_values(benchmark, samples, options, judged)
     names = [name for name in summary if name != SUITE_SCORE]
     units = Units.of(benchmark, samples)
     if len(units) < 2:
         return {name: NO_ESTIMATE for name in summary}
     resampler = _Resampler(benchmark, samples, units, options, judged, names, whole=summary)
     values = resampler.run(_draws(len(units), resamples, np.random.default_rng(seed)))
-    specs = {name: benchmark.metric_spec(name) for name in names}
+    specs = {name: metric_spec(benchmark, name) for name in names}
     estimates: dict[str, Estimate] = {}
     for name in names:
         if summary[name] is None:
@@ -383,7 +386,7 @@ class _Resampler:
         self.benchmark, self.samples, self.units = benchmark, samples, units
         self.options, self.judged = options, judged
         self.names = [name for name in names if name != SUITE_SCORE]
-        self.headline = (benchmark.headline_metric(options, judged)
+        self.headline = (headline_metric(benchmark, options, judged)
                          if SUITE_SCORE in names else None)
         if self.headline is not None and self.headline not in self.names:
             self.names.append(self.headline)
@@ -404,7 +407,7 @@ class _Resampler:
             sources.append(corpus)
         if type(benchmark).metric_values is Benchmark.metric_values:
             plain = [name for name in self.plain
-                     if benchmark.metric_spec(name).aggregation in (MEAN, SUM)]
+                     if metric_spec(benchmark, name).aggregation in (MEAN, SUM)]
             sources.append(_plain_statistics(benchmark, samples, plain))
         full = (whole if whole is not None and all(name in whole for name in self.names)
                 else benchmark.metric_values(samples, self.options, self.judged))
@@ -451,7 +454,7 @@ class _Resampler:
             result.update(columns)
         if self.headline is not None:
             result[SUITE_SCORE] = (result[self.headline]
-                                   / self.benchmark.metric_spec(self.headline).scale)
+                                   / metric_spec(self.benchmark, self.headline).scale)
         return result
 
     def run(self, blocks: Iterator[np.ndarray]) -> dict[str, np.ndarray]:
@@ -468,7 +471,7 @@ def _plain_statistics(benchmark: Benchmark, samples: Sequence[ScoredSample],
     """MEAN and SUM metrics as the totals (value sum, samples with a value)."""
     import numpy as np
 
-    aggregation = {name: benchmark.metric_spec(name).aggregation for name in names}
+    aggregation = {name: metric_spec(benchmark, name).aggregation for name in names}
     # filled in place: a list of Python floats per sample would hold (and, freed, fragment)
     # far more than the 16 bytes a value takes here
     rows = np.zeros((len(samples), 2 * len(names)))
@@ -543,8 +546,8 @@ def _mean_stderr(samples: Sequence[ScoredSample], name: str, units: Units) -> fl
 def _point_delta(benchmark: Benchmark, samples_a: Sequence[ScoredSample],
                  samples_b: Sequence[ScoredSample], options: Any, judged: bool,
                  metric: str) -> float | None:
-    a = benchmark.summarise(samples_a, options, judged).get(metric) if samples_a else None
-    b = benchmark.summarise(samples_b, options, judged).get(metric) if samples_b else None
+    a = reported_values(benchmark, samples_a, options, judged).get(metric) if samples_a else None
+    b = reported_values(benchmark, samples_b, options, judged).get(metric) if samples_b else None
     return None if a is None or b is None else b - a
 
 

@@ -48,7 +48,14 @@ from condambig.run_summary import (
 )
 from condambig_metrics.judge import record_judgements
 from condambig_tasks import registry, settings, uncertainty
-from condambig_tasks.benchmark import Runtime, ScoredSample
+from condambig_tasks.benchmark import (
+    Runtime,
+    ScoredSample,
+    default_grader,
+    options_to_json,
+    reported_metrics,
+    task_version,
+)
 from condambig_tasks.errors import ConfigurationError
 from condambig_tasks.progress import show_project_logs
 from condambig_tasks.run import (
@@ -107,16 +114,16 @@ def benchmark_task(
         if bound is not None:
             check_grader(bound)
         else:
-            require_default_grader(task_name, benchmark.default_grader)
+            require_default_grader(task_name, default_grader(benchmark))
         cache = settings.judge_cache_choice()
         if cache is not None:  # CONDAMBIG_JUDGE_CACHE=off: no cache to check
             check_judge_cache(benchmark, cache)
     run.prepare(Runtime(roles=dict(model_roles())))
     options = run.options
-    options_json = benchmark.options_to_json(options)
+    options_json = options_to_json(benchmark, options)
     items, records, provenance = run.load(judge=str(grader) if run.judged else None,
                                           roles=dict(model_roles()))
-    reported = benchmark.reported_metrics(options, run.judged)
+    reported = reported_metrics(benchmark, options, run.judged)
     headline = run.headline
     samples = []
     for item, record in zip(items, records, strict=True):
@@ -130,7 +137,7 @@ def benchmark_task(
     wanted = judge_wanted(benchmark, options, source)
     return Task(
         dataset=MemoryDataset(samples, name=task_name),
-        setup=grader_guard(task_name, run.judged, benchmark.default_grader) if wanted else None,
+        setup=grader_guard(task_name, run.judged, default_grader(benchmark)) if wanted else None,
         solver=solver or generate(),
         scorer=benchmark_scorer(benchmark_name, options_json, run.judged),
         # with --epochs N: every epoch's failed judgements are counted
@@ -140,9 +147,9 @@ def benchmark_task(
         # no temperature here: providers differ (Inspect's hf provider rejects 0.0); set
         # --temperature on the command line
         config=GenerateConfig(max_tokens=max_tokens or benchmark.max_tokens(options)),
-        version=benchmark.task_version.comparability,
+        version=task_version(benchmark).comparability,
         headline_metric=None if headline is None else HeadlineMetric(metric=headline),
-        metadata={"benchmark": benchmark_name, **benchmark.task_version.to_metadata(),
+        metadata={"benchmark": benchmark_name, **task_version(benchmark).to_metadata(),
                   "options": options_json, "judged": run.judged,
                   "headline_metric": headline,
                   "metrics": [spec.name for spec in reported],
@@ -168,7 +175,7 @@ def benchmark_scorer(benchmark_name: str, options: dict[str, Any], judged: bool)
         returns = grader_returns()
         if returns not in engines:
             engines.clear()
-            engines[returns] = grader_judge_engine(default=benchmark.default_grader)
+            engines[returns] = grader_judge_engine(default=default_grader(benchmark))
         return engines[returns]
 
     async def score(state: TaskState, target: Target) -> Score:

@@ -24,7 +24,14 @@ import yaml
 
 from condambig_tasks import registry
 from condambig_tasks.assets import AssetFile, ExternalAsset
-from condambig_tasks.benchmark import Benchmark, Paper
+from condambig_tasks.benchmark import (
+    Benchmark,
+    Paper,
+    default_grader,
+    find_variant,
+    options_to_json,
+    variant_of,
+)
 from condambig_tasks.data import load_items, recording_sources
 from condambig_tasks.errors import CondambigError
 from tests.conftest import REPO_ROOT
@@ -245,7 +252,7 @@ def test_split_sizes_match_the_real_data(name, real_data_dir: Path, monkeypatch,
         files = [source for source in sources if source["kind"] == "file"]
         if files and not caplog.records and all(digests.get(Path(source["path"]).name) == source["sha256"]
                          for source in files):
-            assert len(items) == expected, benchmark.options_to_json(options)
+            assert len(items) == expected, options_to_json(benchmark, options)
             counted.append(options)
     if not counted:
         pytest.skip(f"{name}: no split whose files are all upstream bytes in {real_data_dir}")
@@ -294,7 +301,7 @@ def named_variant(path: Path, benchmark: Benchmark):
     ``<variant>.yaml`` for a variant that is itself the paper's run."""
     for task in (path.stem, path.stem.removesuffix("_paper")):
         try:
-            return benchmark.variant(task)
+            return find_variant(benchmark, task)
         except KeyError:
             continue
     raise AssertionError(f"{path.name} names no variant of {benchmark.name}")
@@ -314,13 +321,13 @@ def test_a_run_config_runs_the_variant_it_names(path, monkeypatch, recorded_insp
     benchmark = registry.get(name)
     options = benchmark.options({k: v for k, v in values.items() if v is not None})
     variant = named_variant(path, benchmark)
-    assert benchmark.variant_of(options, params.get("temperature")) == variant
+    assert variant_of(benchmark, options, params.get("temperature")) == variant
     assert params.get("temperature") == variant.temperature or \
         (variant.temperature is None and params.get("temperature") in (None, 0))
     if variant.max_tokens is not None:
         assert params.get("max_tokens") == variant.max_tokens
     # the grader in effect: the file's, else the task's default (the paper's judge)
-    grader = (params.get("model_roles") or {}).get("grader") or benchmark.default_grader
+    grader = (params.get("model_roles") or {}).get("grader") or default_grader(benchmark)
     if variant.judge_model is not None:
         assert str(grader).split("/", 1)[1] == variant.judge_model
 

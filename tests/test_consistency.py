@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from condambig_tasks.benchmark import CORPUS, Benchmark, json_safe
+from condambig_tasks.benchmark import CORPUS, Benchmark, json_safe, reported_metrics
 from condambig_tasks.cli import main
 from tests.support.inspect_scoring import scripted_scores
 from tests.test_contract import (
@@ -142,7 +142,7 @@ def _check_variant(name: str, variant: LmEvalVariant, request, tmp_path: Path, c
     extra = _model_options(benchmark, request)
     option_values = {**extra, **variant.task_options}
     options = benchmark.options(option_values)
-    active = benchmark.reported_metrics(options, judged=False)
+    active = reported_metrics(benchmark, options, judged=False)
     names = [spec.name for spec in active]
     ids = [benchmark.item_id(item) for item in benchmark.load(options)]
     outputs = _outputs(name, ids)

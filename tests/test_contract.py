@@ -21,7 +21,14 @@ import pytest
 import yaml
 
 from condambig_tasks import registry
-from condambig_tasks.benchmark import SUITE_SPEC, Benchmark, json_safe
+from condambig_tasks.benchmark import (
+    SUITE_SPEC,
+    Benchmark,
+    json_safe,
+    options_to_json,
+    reported_metrics,
+    reported_values,
+)
 from condambig_tasks.lm_eval_glue import LmEvalTask
 from tests.conftest import FIXTURE_DATA, REPO_ROOT
 
@@ -198,7 +205,7 @@ def test_lm_eval_metric_lists_follow_the_metric_spec(name):
     problems = []
     for variant in variants:
         label = variant.path.name
-        reported = benchmark.reported_metrics(benchmark.options(variant.task_options),
+        reported = reported_metrics(benchmark, benchmark.options(variant.task_options),
                                               judged=True)
         metric_list = variant.config.get("metric_list") or []
         listed = [entry.get("metric") for entry in metric_list]
@@ -241,7 +248,7 @@ def test_options_are_frozen_with_defaults(name):
     if first is not None:
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(options, first.name, getattr(options, first.name))
-    json.dumps(benchmark.options_to_json(options), allow_nan=False)
+    json.dumps(options_to_json(benchmark, options), allow_nan=False)
 
 
 @pytest.mark.parametrize("name", BENCHMARK_NAMES)
@@ -265,8 +272,8 @@ def test_summary_of_no_samples_is_json_safe(name):
     benchmark = load_benchmark(name)
     for label, options in option_sets(benchmark, name).items():
         for judged in (False, True):
-            expected = [s.name for s in benchmark.reported_metrics(options, judged)]
-            summary = benchmark.summarise([], options, judged)
+            expected = [s.name for s in reported_metrics(benchmark, options, judged)]
+            summary = reported_values(benchmark, [], options, judged)
             _assert_json_safe_summary(summary, expected, f"{label} judged={judged}")
 
 
@@ -283,8 +290,8 @@ def test_summary_of_junk_outputs_is_json_safe(name, fixture_data):
                 assert sample.id == benchmark.item_id(item)
                 json.dumps(sample.to_json(), allow_nan=False)
                 samples.append(sample)
-        expected = [s.name for s in benchmark.reported_metrics(options, judged=False)]
-        _assert_json_safe_summary(benchmark.summarise(samples, options, judged=False),
+        expected = [s.name for s in reported_metrics(benchmark, options, judged=False)]
+        _assert_json_safe_summary(reported_values(benchmark, samples, options, judged=False),
                                   expected, label)
         for value in (v for s in samples for v in s.values.values()):
             assert value is None or math.isfinite(value), f"{label}: per-sample {value!r}"

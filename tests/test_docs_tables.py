@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from condambig_tasks import docs_tables
-from condambig_tasks.benchmark import MetricSpec, Variant
+from condambig_tasks.benchmark import MetricSpec, Variant, find_variant
 from tests.support.toy_benchmark.benchmark import Toy
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -82,12 +82,12 @@ def test_inspect_command_names_the_task_and_the_options_it_does_not_default_to(i
     benchmarks = {b.name: b for b in docs_tables.builtin_benchmarks()}
     condambigqa, abg_coqa = benchmarks["condambigqa"], benchmarks["abg_coqa"]
     assert docs_tables.inspect_command(
-        condambigqa, condambigqa.variant("condambigqa"), inspect_tasks) == "condambig/condambigqa"
+        condambigqa, find_variant(condambigqa, "condambigqa"), inspect_tasks) == "condambig/condambigqa"
     assert docs_tables.inspect_command(
-        condambigqa, condambigqa.variant("condambigqa_closed_book"), inspect_tasks
+        condambigqa, find_variant(condambigqa, "condambigqa_closed_book"), inspect_tasks
     ) == "condambig/condambigqa -T setting=closed_book"
     assert docs_tables.inspect_command(
-        abg_coqa, abg_coqa.variant("abg_coqa_clarification"), inspect_tasks
+        abg_coqa, find_variant(abg_coqa, "abg_coqa_clarification"), inspect_tasks
     ) == "condambig/abg_coqa_clarification"
 
 

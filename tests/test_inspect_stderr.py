@@ -13,7 +13,7 @@ import math
 import pytest
 
 from condambig_tasks import registry, settings
-from condambig_tasks.benchmark import ScoredSample
+from condambig_tasks.benchmark import ScoredSample, options_to_json, reported_values
 from condambig_tasks.errors import ConfigurationError
 from condambig_tasks.uncertainty import DEFAULT_RESAMPLES, uncertainty
 from tests.abg_coqa.scripted_outputs import RAW_OUTPUTS as ABG_OUTPUTS
@@ -49,7 +49,7 @@ def test_every_metric_has_the_stderr_uncertainty_gives_on_its_samples(
     typed = benchmark.options(options)
     expected = uncertainty(benchmark, _samples(scores), typed, False)
     reported = [key for key in values if not key.endswith("_stderr")]
-    assert reported == list(benchmark.summarise(_samples(scores), typed, False))
+    assert reported == list(reported_values(benchmark, _samples(scores), typed, False))
     # each metric's stderr right after it (Inspect's table reads "metric, its stderr")
     assert list(values) == [key for name in reported for key in (name, f"{name}_stderr")]
     for key in reported:
@@ -77,13 +77,13 @@ def test_withheld_metrics_have_no_stderr(use_fixture_data):
         metadata = {**sample.details, "judge_calls": [{"failed": failed, "error": "HTTP 400"}]}
         scores.append(SampleScore(score=Score(value=values, metadata=metadata),
                                   sample_id=f"conversation{index}|1|1"))
-    metric = benchmark_metrics("abg_coqa", benchmark.options_to_json(options), True, 0)
+    metric = benchmark_metrics("abg_coqa", options_to_json(benchmark, options), True, 0)
     values = metric(scores)
     assert math.isnan(values["judge_helpfulness"])
     assert math.isnan(values["judge_helpfulness_stderr"])
     assert values["parse_rate_stderr"] == values["parse_rate_stderr"]  # a number
     # allowed one failure: the judged metric and its stderr are numbers
-    values = benchmark_metrics("abg_coqa", benchmark.options_to_json(options), True, 1)(scores)
+    values = benchmark_metrics("abg_coqa", options_to_json(benchmark, options), True, 1)(scores)
     assert not math.isnan(values["judge_helpfulness"])
     assert values["judge_helpfulness_stderr"] == values["judge_helpfulness_stderr"]
 

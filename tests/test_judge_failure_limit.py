@@ -1,6 +1,7 @@
 """Past ``judge_max_failed`` failed judgements, the judged quality metrics are withheld."""
 
 from condambig_tasks import registry
+from condambig_tasks.run import withhold_judged_metrics
 
 SUMMARY = {"combined_score": 0.5, "balanced_condition": 0.3, "citation_score": 0.8,
            "judge_failed": 2.0, "judge_weighted_rate": 1.0, "suite_score": 0.5}
@@ -8,8 +9,8 @@ SUMMARY = {"combined_score": 0.5, "balanced_condition": 0.3, "citation_score": 0
 
 def _withhold(failed: int, max_failed: int, judged: bool = True):
     benchmark = registry.get("condambigqa")
-    return benchmark.withhold_judged_metrics(
-        SUMMARY, {}, benchmark.options({}), judged, failed=failed, max_failed=max_failed,
+    return withhold_judged_metrics(
+        benchmark, SUMMARY, {}, benchmark.options({}), judged, failed=failed, max_failed=max_failed,
         retry_hint="run the same command again")
 
 
@@ -36,7 +37,7 @@ def test_a_judge_free_headline_stays():
     options = benchmark.options({"subtask": "clarification"})
     summary = {"bleu4": 20.0, "judge_helpfulness": 0.6, "judge_failed": 1.0,
                "suite_score": 0.2}
-    values, reasons = benchmark.withhold_judged_metrics(
-        summary, {}, options, True, failed=1, max_failed=0, retry_hint="again")
+    values, reasons = withhold_judged_metrics(
+        benchmark, summary, {}, options, True, failed=1, max_failed=0, retry_hint="again")
     assert values == {**summary, "judge_helpfulness": None}
     assert list(reasons) == ["judge_helpfulness"]

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from condambig_tasks import registry
-from condambig_tasks.benchmark import SUITE_SCORE
+from condambig_tasks.benchmark import SUITE_SCORE, headline_metric, metric_spec, task_version
 from condambig_tasks.provenance import (
     load_records_with_provenance,
     outputs_sha256,
@@ -87,17 +87,17 @@ def test_records_digest_changes_when_one_record_changes(tmp_path, monkeypatch):
 def test_suite_score_is_the_headline_on_a_zero_to_one_scale():
     flm = registry.get("hotpot_flm")
     options = flm.options({})
-    assert flm.headline_metric(options, False) == "f1_recovery"
-    assert flm.metric_spec("f1_recovery").scale == 100.0
+    assert headline_metric(flm, options, False) == "f1_recovery"
+    assert metric_spec(flm, "f1_recovery").scale == 100.0
     abg = registry.get("abg_coqa")
     clarification = abg.options({"subtask": "clarification"})
-    assert abg.headline_metric(clarification, True) == "bleu4"
+    assert headline_metric(abg, clarification, True) == "bleu4"
     # every headline is higher-is-better
     for name, options in LEAVES.values():
         benchmark = registry.get(name)
         for judged in (False, True):
-            headline = benchmark.headline_metric(benchmark.options(options), judged)
-            assert headline is not None and benchmark.metric_spec(headline).higher_is_better
+            headline = headline_metric(benchmark, benchmark.options(options), judged)
+            assert headline is not None and metric_spec(benchmark, headline).higher_is_better
 
 
 # ---------------------------------------------------------------------- lm-eval
@@ -156,17 +156,17 @@ def test_lm_eval_reports_the_headline_first_and_the_suite_score(suite_run):
     for task, (name, options) in LEAVES.items():
         benchmark = registry.get(name)
         typed = benchmark.options(options)
-        headline = benchmark.headline_metric(typed, judged=False)
+        headline = headline_metric(benchmark, typed, judged=False)
         metrics = [key.split(",")[0] for key in results[task]
                    if key.endswith(",none") and "_stderr" not in key]
         assert metrics[0] == headline, (task, metrics[:3])
         assert metrics[-1] == SUITE_SCORE, task
         value = results[task][f"{headline},none"]
         suite = results[task][f"{SUITE_SCORE},none"]
-        assert _same(suite, value / benchmark.metric_spec(headline).scale), task
+        assert _same(suite, value / metric_spec(benchmark, headline).scale), task
         assert suite_run["higher_is_better"][task][headline] is True
         leaf_scores.append(suite)
-        assert suite_run["versions"][task] == benchmark.task_version.comparability
+        assert suite_run["versions"][task] == task_version(benchmark).comparability
     # lm-eval's group mean over the leaf tasks, unweighted (NaN when a leaf has none)
     expected = sum(leaf_scores) / len(leaf_scores)
     assert _same(results["condambig"][f"{SUITE_SCORE},none"], expected)
@@ -187,7 +187,7 @@ def test_lm_eval_says_why_a_headline_or_the_suite_score_is_null(suite_run):
     null_tasks = []
     for task, (name, options) in LEAVES.items():
         benchmark = registry.get(name)
-        headline = benchmark.headline_metric(benchmark.options(options), judged=False)
+        headline = headline_metric(benchmark, benchmark.options(options), judged=False)
         if not _same(results[task][f"{headline},none"], None):
             continue
         null_tasks.append(task)
@@ -212,7 +212,7 @@ def test_lm_eval_gives_every_number_a_stderr_and_prints_each_headline(suite_run)
     results, lines = suite_run["results"], suite_run["stderr (test)"].splitlines()
     for task, (name, options) in LEAVES.items():
         benchmark = registry.get(name)
-        headline = benchmark.headline_metric(benchmark.options(options), judged=False)
+        headline = headline_metric(benchmark, benchmark.options(options), judged=False)
         one_unit = lm_eval_results.unit_count(benchmark, benchmark.options(options)) < 2
         for metric in (headline, SUITE_SCORE):
             value, stderr = results[task][f"{metric},none"], results[task][f"{metric}_stderr,none"]

@@ -17,7 +17,7 @@ from lm_eval import evaluator_utils
 from lm_eval.api.metrics import mean_stderr, unweighted_mean_stderr
 
 from condambig_tasks import lm_eval_command, lm_eval_glue
-from condambig_tasks.benchmark import SUITE_SCORE
+from condambig_tasks.benchmark import SUITE_SCORE, headline_metric
 from condambig_tasks.provenance import outputs_sha256
 from condambig_tasks.uncertainty import uncertainty
 from tests.abg_coqa.scripted_outputs import RAW_OUTPUTS as ABG_OUTPUTS
@@ -135,7 +135,7 @@ def test_the_headline_and_group_lines_after_the_table(monkeypatch):
     leaves = []
     for name, (task, docs, metrics) in found.items():
         benchmark = task.hooks.benchmark
-        headline = benchmark.headline_metric(_options(task), False)
+        headline = headline_metric(benchmark, _options(task), False)
         value, stderr = metrics[f"{headline},none"], metrics[f"{headline}_stderr,none"]
         assert (f"{name} {headline} = {value:.4f} ± {stderr:.4f} "
                 f"(n = {len(docs)}, judge none)") in lines

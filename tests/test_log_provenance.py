@@ -10,14 +10,15 @@ import subprocess
 from pathlib import Path
 
 from condambig_tasks import registry
+from condambig_tasks.benchmark import options_to_json, task_version
 from condambig_tasks.provenance import outputs_sha256, scoring_sha256
 from tests.condambigqa.test_consistency import RAW_OUTPUTS
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
 from tests.test_rescore_logs import DATE, _doc, _row, _write_results, _write_samples
 
 BENCHMARK = registry.get("condambigqa")
-MAIN = BENCHMARK.options_to_json(BENCHMARK.options({"setting": "main"}))
-GOLD = BENCHMARK.options_to_json(BENCHMARK.options({"setting": "gold_conditions"}))
+MAIN = options_to_json(BENCHMARK, BENCHMARK.options({"setting": "main"}))
+GOLD = options_to_json(BENCHMARK, BENCHMARK.options({"setting": "gold_conditions"}))
 OUTPUTS_DIGEST = outputs_sha256(RAW_OUTPUTS.items())
 
 
@@ -117,7 +118,7 @@ def test_an_lm_eval_log_whose_docs_were_edited_is_refused(tmp_path):
 
 
 def test_a_run_of_another_task_version_is_named_in_one_line(tmp_path):
-    comparability = BENCHMARK.task_version.comparability
+    comparability = task_version(BENCHMARK).comparability
     for version, words in ((f"{comparability - 1}-A", "its numbers can differ"),
                            (f"{comparability}-Z", "the same scores")):
         folder = _lm_eval_log(tmp_path / version, MAIN, _provenance(MAIN, version=version))

@@ -14,7 +14,7 @@ from typing import Literal
 import pytest
 
 from condambig_tasks import cli, registry, settings
-from condambig_tasks.benchmark import Benchmark
+from condambig_tasks.benchmark import Benchmark, options_to_json
 from condambig_tasks.errors import ConfigurationError
 from condambig_tasks.lm_eval_options import resolve_lm_eval_options
 from condambig_tasks.options import allowed_values, option_specs, parse_options
@@ -79,7 +79,7 @@ def test_a_bad_value_is_refused_with_the_allowed_values(name, option, allowed):
         in message
     assert "\n" not in message
     for value in allowed:  # and every allowed value is accepted
-        assert benchmark.options_to_json(benchmark.options({option: value}))[option] == value
+        assert options_to_json(benchmark, benchmark.options({option: value}))[option] == value
 
 
 def test_yaml_numbers_and_case_reach_the_string_choice():

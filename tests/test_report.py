@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from condambig_tasks import registry
+from condambig_tasks.benchmark import find_variant, headline_metric
 from condambig_tasks.report.cli import main
 from condambig_tasks.report.figures import HEIGHT_PX, WIDTH_PX, make_figures
 from condambig_tasks.report.paper import (
@@ -319,7 +320,7 @@ def test_paired_comparison_and_stderr_of_real_runs(real_runs, tmp_path):
                scored_samples_of(inspect_log)]
     assert [len(s) for s in samples] == [3, 4, 3]
     options = benchmark.options({})
-    headline = benchmark.headline_metric(options, False)
+    headline = headline_metric(benchmark, options, False)
     # the pairs in input order: (3 items, 4 items), (3, Inspect 3), (4, Inspect 3)
     assert [(row["A"].endswith("(Inspect)"), row["B"].endswith("(Inspect)")) for row in paired] \
         == [(False, False), (False, True), (False, True)]
@@ -435,7 +436,7 @@ def test_paper_data_files_are_well_formed():
         assert set(entry) <= {*ENTRY_FIELDS, "comparable", "note"}, entry
         benchmark = registry.get(entry["benchmark"])
         assert entry["metric"] in {spec.name for spec in benchmark.metric_specs}, entry
-        variant = benchmark.variant(entry["task"])  # a task of the file's own benchmark
+        variant = find_variant(benchmark, entry["task"])  # a task of the file's own benchmark
         options = benchmark.options(dict(variant.options))
         assert entry["metric"] in {s.name for s in benchmark.active_metrics(options, True)}, entry
         assert isinstance(entry["printed"], str) and entry["scale"] in SCALES, entry

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from condambig_tasks import registry
+from condambig_tasks.benchmark import options_to_json
 from condambig_tasks.cli import main
 from condambig_tasks.provenance import outputs_sha256
 from tests.ambignq.scripted_outputs import RAW_OUTPUTS as AMBIGNQ_OUTPUTS
@@ -37,7 +38,7 @@ AMBIGNQ_REPLY = json.dumps([
 def _doc(benchmark: str, item_id: str, options: dict | None = None, judge: dict | None = None):
     bench = registry.get(benchmark)
     return {"id": item_id, "prompt": "(prompt)", "target": "", "record": "{}",
-            "options": json.dumps(bench.options_to_json(bench.options(options or {})),
+            "options": json.dumps(options_to_json(bench, bench.options(options or {})),
                                   sort_keys=True),
             "judge": json.dumps(judge or {}, sort_keys=True)}
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from condambig_tasks import registry
+from condambig_tasks.benchmark import default_grader, find_variant
 from condambig_tasks.run import BenchmarkRun, EnvironmentJudge, GraderRole, resolve_judge
 
 
@@ -66,8 +67,8 @@ def test_inspect_grader_role_bound_default_and_turned_off():
 
 def test_the_paper_variant_names_the_papers_judge():
     condambigqa = registry.get("condambigqa")
-    assert condambigqa.variant("condambigqa_paper").judge_model == condambigqa.paper_judge
-    assert condambigqa.default_grader == f"openai/{condambigqa.paper_judge}"
+    assert find_variant(condambigqa, "condambigqa_paper").judge_model == condambigqa.paper_judge
+    assert default_grader(condambigqa) == f"openai/{condambigqa.paper_judge}"
 
 
 def test_a_run_is_judged_exactly_when_a_judge_is_resolved():

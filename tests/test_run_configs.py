@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from condambig_tasks import registry
+from condambig_tasks.benchmark import default_grader, task_version
 from tests.conftest import FIXTURE_DATA, REPO_ROOT, executable, run_ok, subprocess_env
 from tests.support.judge_server import JudgeServer
 from tests.test_catalogue import recorded_inspect_tasks  # noqa: F401  (fixture)
@@ -79,7 +80,7 @@ def test_condambigqa_paper_config_carries_the_papers_settings(monkeypatch):
     assert params["task_args"]["setting"] == "main"
     # no grader in the file: the task's default grader is the paper's judge
     assert "model_roles" not in params
-    assert registry.get("condambigqa").default_grader == "openai/gpt-4o-mini"
+    assert default_grader(registry.get("condambigqa")) == "openai/gpt-4o-mini"
     assert (params["temperature"], params["max_tokens"]) == (0.7, 1024)
     assert params["system_message"] == PAPER_SYSTEM_MESSAGE
 
@@ -98,12 +99,12 @@ def test_lm_eval_paper_variant_matches_the_inspect_config():
     # the Inspect file binds no grader: the task's default grader is the paper's judge
     assert "model_roles" not in inspect_config
     assert variant["metadata"]["judge_model"] == \
-        registry.get("condambigqa").default_grader.split("/", 1)[1]
+        default_grader(registry.get("condambigqa")).split("/", 1)[1]
     options = variant["dataset_kwargs"]["task_options"]
     for key, value in options.items():
         assert inspect_config["task"]["args"][key] == value, key
     assert variant["metadata"]["version"] == \
-        registry.get("condambigqa").task_version.comparability
+        task_version(registry.get("condambigqa")).comparability
 
 
 # ---------------------------------------------------------------------- end to end

@@ -13,7 +13,14 @@ import pytest
 
 from condambig_metrics.hotpot_flm import ROW_KEYS
 from condambig_tasks import registry
-from condambig_tasks.benchmark import CORPUS, SUM, Benchmark, MetricSpec, ScoredSample
+from condambig_tasks.benchmark import (
+    CORPUS,
+    SUM,
+    Benchmark,
+    MetricSpec,
+    ScoredSample,
+    reported_values,
+)
 from condambig_tasks.cli import main
 from condambig_tasks.uncertainty import (
     NO_ESTIMATE,
@@ -298,7 +305,7 @@ def test_the_fast_path_gives_metric_values_on_every_resample(case):
     options = benchmark.options(values)
     samples = build(random.Random(9))
     units = Units.of(benchmark, samples)
-    names = list(benchmark.summarise(samples, options, judged))
+    names = list(reported_values(benchmark, samples, options, judged))
     fast = _Resampler(benchmark, samples, units, options, judged, names)
     plain = _Resampler(benchmark, samples, units, options, judged, names, fast=False)
     assert fast.plain == [], "every metric has a fast path"

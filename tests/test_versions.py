@@ -17,7 +17,7 @@ import pytest
 
 from condambig_metrics.judge import JudgeCriterion
 from condambig_tasks import registry
-from condambig_tasks.benchmark import MetricSpec
+from condambig_tasks.benchmark import MetricSpec, headline_metric, task_version, uses_judge
 from tests.support.versions import benchmark_fingerprint, fingerprint, judge_prompts, recorded
 from tests.test_contract import lm_eval_variants
 
@@ -62,7 +62,7 @@ def test_the_fingerprint_sees_a_metric_and_a_prompt_change(use_fixture_data, mon
     assert fingerprint(benchmark, [({}, {"max_gen_toks": 256})]) != base
 
 
-@pytest.mark.parametrize("name", [name for name in NAMES if registry.get(name).uses_judge])
+@pytest.mark.parametrize("name", [name for name in NAMES if uses_judge(registry.get(name))])
 def test_the_fingerprint_sees_the_judge_criteria_and_template(name, use_fixture_data,
                                                               monkeypatch):
     import condambig_metrics.judge.prompt as prompt
@@ -92,7 +92,7 @@ def test_the_fingerprint_sees_the_judge_criteria_and_template(name, use_fixture_
 def test_every_front_end_and_the_changelog_carry_the_version(name, use_fixture_data):
     benchmark = registry.get(name)
     for variant in lm_eval_variants(name):
-        assert variant.version == benchmark.task_version.comparability, variant.path.name
+        assert variant.version == task_version(benchmark).comparability, variant.path.name
     section = re.search(rf"(?ms)^## {re.escape(name)}\n(.*?)(?=^## |\Z)", CHANGELOG.read_text())
     assert section is not None, f"CHANGELOG.md has no section ## {name}"
     assert f"- {benchmark.version} — " in section.group(1), \
@@ -106,9 +106,9 @@ def test_inspect_task_version_and_headline(name, use_fixture_data):
     task_function = getattr(importlib.import_module(f"condambig.{name}"), name)
     task = task_function()
     benchmark = registry.get(name)
-    assert task.version == benchmark.task_version.comparability
+    assert task.version == task_version(benchmark).comparability
     assert task.metadata["full_task_version"] == benchmark.version
     options = benchmark.options({})
     assert task.headline_metric is not None
-    assert task.headline_metric.metric == benchmark.headline_metric(options, judged=False)
+    assert task.headline_metric.metric == headline_metric(benchmark, options, judged=False)
     assert task.metadata["provenance"]["task_version"] == benchmark.version

@@ -132,7 +132,6 @@ class AbgCoQA(Benchmark[AbgCoQAOptions, AbgCoQASample]):
     )
     group = "abg_coqa"
     options_type = AbgCoQAOptions
-    uses_judge = True
     # no paper_judge: Guo et al. rated the clarification questions' helpfulness with people
     # (Table 5); the judge is this project's addition, run only when one is named (Inspect:
     # a bound grader role), so the paper's judge-free BLEU needs no API key

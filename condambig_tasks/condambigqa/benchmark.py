@@ -155,7 +155,6 @@ class CondAmbigQA(Benchmark[CondAmbigQAOptions, CondAmbigQuestion]):
     group = "condambigqa_all"
     suite_member = "condambigqa"
     options_type = CondAmbigQAOptions
-    uses_judge = True
     paper_judge = PAPER_JUDGE
     # Table 2 ranks on Combined; Fig. 4's answer scores (gold conditions, no conditions) and
     # Table 3's closed-book column are balanced_answer; without a judge only the citation

@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 
 from condambig_tasks import registry
-from condambig_tasks.benchmark import Benchmark, Variant
+from condambig_tasks.benchmark import Benchmark, Variant, find_variant
 from condambig_tasks.errors import ConfigurationError
 
 FILE_NAME = "paper_numbers.yaml"
@@ -71,7 +71,7 @@ def same_or_narrower(benchmark: str, section: Variant, paper_task: str) -> bool:
     if section.task == paper_task:
         return True
     try:
-        known = registry.get(benchmark).variant(paper_task)
+        known = find_variant(registry.get(benchmark), paper_task)
     except (ConfigurationError, KeyError):
         return False
     return bool(known.options) and known.accepts(section.options)

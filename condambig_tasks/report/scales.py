@@ -7,7 +7,7 @@ its column is on: ``count`` (SUM metrics and ``MetricSpec.count``), ``percent`` 
 from __future__ import annotations
 
 from condambig_tasks import registry
-from condambig_tasks.benchmark import SUM, MetricSpec
+from condambig_tasks.benchmark import SUM, MetricSpec, metric_spec
 from condambig_tasks.errors import ConfigurationError
 
 FRACTION = "fraction"
@@ -29,7 +29,7 @@ def spec_scale(spec: MetricSpec) -> str:
 def metric_scale(benchmark: str, metric: str) -> str:
     """The scale of one of our metrics (a score, ``fraction``, for one the spec lacks)."""
     try:
-        spec = registry.get(benchmark).metric_spec(metric)
+        spec = metric_spec(registry.get(benchmark), metric)
     except (ConfigurationError, KeyError):
         return FRACTION
     return spec_scale(spec)

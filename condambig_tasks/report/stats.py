@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from condambig_tasks import registry
+from condambig_tasks.benchmark import headline_metric, options_to_json
 from condambig_tasks.errors import ConfigurationError
 from condambig_tasks.report.paper import short_model_name
 from condambig_tasks.report.sections import Section
@@ -187,18 +188,18 @@ def pair_row(section: Section, a: int, b: int, settings: Settings) -> PairRow:
         return PairRow(a, b, None, reason="not compared: no per-sample scores for "
                        + " and ".join(label for label, _ in missing) + " (see the notes)")
     first, second = sides
-    if benchmark.options_to_json(first.options) != benchmark.options_to_json(second.options):
+    if options_to_json(benchmark, first.options) != options_to_json(benchmark, second.options):
         # one summary rule for both sides: a pair scored with other options is not
         # compared under one run's options
         return PairRow(a, b, None, reason="the runs were scored with different options")
     judges = judge_difference(section.runs[a], section.runs[b])
     if judges is not None:
         return PairRow(a, b, None, reason=judges)
-    metric = benchmark.headline_metric(first.options, first.judged)
-    if metric is None and benchmark.headline_metric(second.options, second.judged) is None:
+    metric = headline_metric(benchmark, first.options, first.judged)
+    if metric is None and headline_metric(benchmark, second.options, second.judged) is None:
         return PairRow(a, b, None, reason="not compared: the headline needs a judge and "
                                           "neither run had one")
-    if metric is None or metric != benchmark.headline_metric(second.options, second.judged):
+    if metric is None or metric != headline_metric(benchmark, second.options, second.judged):
         return PairRow(a, b, None, reason="the runs have no common headline metric (one "
                                           "judged, one not)")
     withheld = withheld_headline(section.runs[a], section.runs[b], metric)

@@ -16,7 +16,7 @@ from condambig_tasks.abg_coqa.judge import (
 )
 from condambig_tasks.abg_coqa.loader import AbgCoQADataConfig, load_turns
 from condambig_tasks.abg_coqa.samples import build_samples
-from condambig_tasks.benchmark import ScoredSample
+from condambig_tasks.benchmark import ScoredSample, reported_values
 from condambig_tasks.cli import main
 from condambig_tasks.lm_eval_glue import LmEvalTask
 from tests.abg_coqa.scripted_outputs import EXPECTED_JUDGE, RAW_OUTPUTS, judge_rules
@@ -36,7 +36,7 @@ def _judged(scores: list[float | None]) -> dict[str, float | None]:
                 cached=False, reason=""))},
             details={"question": "Which boat?", "references": ["Which boat?"]})
         for index, score in enumerate(scores)]
-    summary = benchmark.summarise(samples, benchmark.options({"subtask": "clarification"}), True)
+    summary = reported_values(benchmark, samples, benchmark.options({"subtask": "clarification"}), True)
     return {name: summary[name] for name in ("judge_helpfulness", "judge_helpful_rate", "judge_failed")}
 
 

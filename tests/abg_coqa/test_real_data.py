@@ -13,7 +13,7 @@ from condambig_tasks.abg_coqa.loader import AbgCoQADataConfig, load_turns
 from condambig_tasks.abg_coqa.parser import DetectionReply, TextReply
 from condambig_tasks.abg_coqa.samples import build_samples
 from condambig_tasks.abg_coqa.scoring import score_clarification, score_detection
-from condambig_tasks.benchmark import ScoredSample
+from condambig_tasks.benchmark import ScoredSample, reported_values
 from condambig_tasks.registry import get
 from tests.conftest import load_from_real_data
 
@@ -57,7 +57,7 @@ def test_first_reference_fed_back_under_leave_one_out(turns):
 
 def _summarise(subtask: str, samples: list[ScoredSample]) -> dict:
     benchmark = get("abg_coqa")
-    return benchmark.summarise(samples, benchmark.options({"subtask": subtask}), judged=False)
+    return reported_values(benchmark, samples, benchmark.options({"subtask": subtask}), judged=False)
 
 
 def test_reference_clarification_question_scores_bleu_100_against_itself(turns):

@@ -13,6 +13,7 @@ from inspect_ai.solver import TaskState
 
 from condambig._factory import benchmark_metrics, benchmark_scorer
 from condambig_tasks import registry
+from condambig_tasks.benchmark import options_to_json
 from condambig_tasks.cli import main
 from condambig_tasks.lm_eval_glue import LmEvalTask
 from tests.ambignq.scripted_outputs import RAW_OUTPUTS
@@ -41,7 +42,7 @@ def _lm_eval() -> dict[str, float]:
 
 def _inspect() -> dict[str, float]:
     benchmark = registry.get("ambignq")
-    options = benchmark.options_to_json(benchmark.options({}))
+    options = options_to_json(benchmark, benchmark.options({}))
     score_fn = benchmark_scorer("ambignq", options, False)
     sample_scores = []
     for record in benchmark.load(benchmark.options({})):

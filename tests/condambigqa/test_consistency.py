@@ -14,6 +14,7 @@ from inspect_ai.solver import TaskState
 
 import condambig._factory as inspect_factory
 from condambig_tasks import registry, settings
+from condambig_tasks.benchmark import options_to_json
 from condambig_tasks.cli import main
 from condambig_tasks.condambigqa.benchmark import CondAmbigQA
 from condambig_tasks.lm_eval_glue import LmEvalTask
@@ -54,13 +55,13 @@ def _lm_eval(monkeypatch, judged: bool,
     per_doc = [lm_eval_utils.process_results(doc, [RAW_OUTPUTS[doc["id"]]]) for doc in docs]
     names = list(per_doc[0])
     scored = []  # the judged run is scored in the aggregation step: record what it summarises
-    original = type(benchmark).summarise
+    original = type(benchmark).metric_values
 
     def spy(self, samples, options, judged_run):
         scored.extend(samples)
         return original(self, samples, options, judged_run)
 
-    monkeypatch.setattr(type(benchmark), "summarise", spy)
+    monkeypatch.setattr(type(benchmark), "metric_values", spy)
     corpus = {name: getattr(lm_eval_utils, f"agg_{name}")([values[name] for values in per_doc])
               for name in names}
     if judged:
@@ -107,7 +108,7 @@ def _inspect(monkeypatch, judged: bool,
         monkeypatch.setattr(inspect_module, "benchmark_task", capture)
         inspect_task(**task_arguments)
     options = benchmark.options(option_values)
-    options_json = benchmark.options_to_json(options)
+    options_json = options_to_json(benchmark, options)
     score_fn = inspect_factory.benchmark_scorer("condambigqa", options_json, judged)
     sample_scores = []
     for question in benchmark.load(options):

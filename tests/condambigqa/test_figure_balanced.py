@@ -10,6 +10,7 @@ import pytest
 
 from condambig_metrics.condambigqa import figure_balanced_parts
 from condambig_metrics.judge import JudgeResult
+from condambig_tasks.benchmark import headline_metric, reported_values
 from condambig_tasks.condambigqa.benchmark import CondAmbigQA, CondAmbigQAOptions, scored_sample
 from condambig_tasks.condambigqa.parser import parse_response
 from condambig_tasks.condambigqa.records import (
@@ -82,12 +83,12 @@ def test_the_figure_values_head_the_settings_and_average_over_questions(setting)
     names = [spec.name for spec in benchmark.active_metrics(options, judged=True)]
     assert {"balanced_answer", "balanced_citation"} <= set(names)
     assert not {"balanced_condition", "combined_score"} & set(names)
-    assert benchmark.headline_metric(options, True) == "balanced_answer"
-    assert benchmark.headline_metric(options, False) == "citation_score"
+    assert headline_metric(benchmark, options, True) == "balanced_answer"
+    assert headline_metric(benchmark, options, False) == "citation_score"
     failed = score_question(setting, QUESTION, parse_response("no json", setting, 5), {})
     assert (failed.balanced_answer, failed.balanced_citation) == (0.0, 0.0)
     good = _score(setting)
-    summary = benchmark.summarise([scored_sample(good, True), scored_sample(failed, True)],
+    summary = reported_values(benchmark, [scored_sample(good, True), scored_sample(failed, True)],
                                   options, True)
     assert summary["balanced_answer"] == pytest.approx(good.balanced_answer / 2)
     assert summary["balanced_citation"] == pytest.approx(good.balanced_citation / 2)

@@ -7,6 +7,7 @@ from statistics import mean
 
 import pytest
 
+from condambig_tasks.benchmark import reported_values
 from condambig_tasks.condambigqa.benchmark import CondAmbigQA, CondAmbigQAOptions, scored_sample
 from condambig_tasks.condambigqa.loader import load_questions
 from condambig_tasks.condambigqa.parser import parse_response
@@ -43,7 +44,7 @@ def test_gold_fed_back_scores_full_citation_and_zero_count_difference(questions)
             for p in question.properties]})
         parsed = parse_response(output, Setting.MAIN, len(question.fragments))
         scores.append(score_question(Setting.MAIN, question, parsed, None))
-    summary = CondAmbigQA().summarise([scored_sample(s, judged=False) for s in scores],
+    summary = reported_values(CondAmbigQA(), [scored_sample(s, judged=False) for s in scores],
                                       CondAmbigQAOptions(), judged=False)
     print(f"gold as output: {summary}")
     with_citations = [s for q, s in zip(questions, scores, strict=True) if all(p.fragments for p in q.properties)]

@@ -8,6 +8,7 @@ import pytest
 
 from condambig_metrics.condambigqa import CombinedInputs, combined_score
 from condambig_metrics.judge import JudgeResult
+from condambig_tasks.benchmark import reported_values
 from condambig_tasks.condambigqa.benchmark import CondAmbigQA, CondAmbigQAOptions, scored_sample
 from condambig_tasks.condambigqa.parser import parse_response
 from condambig_tasks.condambigqa.records import (
@@ -47,7 +48,7 @@ def _output(*pairs) -> str:
 def summarise(scores, judged: bool) -> dict:
     """Corpus metrics of the main setting, as every front end reports them."""
     samples = [scored_sample(score, judged) for score in scores]
-    return CondAmbigQA().summarise(samples, CondAmbigQAOptions(), judged)
+    return reported_values(CondAmbigQA(), samples, CondAmbigQAOptions(), judged)
 
 
 def _judgements(plan, table):
@@ -252,7 +253,7 @@ def test_closed_book_balanced_answer_counts_every_generated_answer(setting):
     assert score.balanced_answer == pytest.approx(0.5 * (0.3 + 0.4 * 0.925))
     assert score.combined is None and score.balanced_condition is None
     options = CondAmbigQAOptions(setting=setting)
-    summary = CondAmbigQA().summarise([scored_sample(score, True)], options, True)
+    summary = reported_values(CondAmbigQA(), [scored_sample(score, True)], options, True)
     assert list(summary)[0] == "balanced_answer"  # the headline
     assert summary["balanced_answer"] == pytest.approx(score.balanced_answer)
     assert summary["answer_score"] == pytest.approx(0.75)

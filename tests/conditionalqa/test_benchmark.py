@@ -7,6 +7,7 @@ import json
 import pytest
 
 from condambig_tasks import registry
+from condambig_tasks.benchmark import reported_values
 from condambig_tasks.conditionalqa.benchmark import (
     DEFAULT_MAX_DOCUMENT_WORDS,
     ConditionalQA,
@@ -72,7 +73,7 @@ def test_small_budget_truncates_and_is_counted(fixture_data):
     assert [item.view.truncated for item in items] == [True] * 4 + [False] * 2 + [True] * 4
     assert "omitted to fit the length limit" in BENCHMARK.prompt(items[0], options)
     samples = [BENCHMARK.score(item, '{"answers": []}', options) for item in items]
-    assert BENCHMARK.summarise(samples, options, judged=False)["truncated_documents"] == 8
+    assert reported_values(BENCHMARK, samples, options, judged=False)["truncated_documents"] == 8
 
 
 def test_record_round_trip_is_json(fixture_data):

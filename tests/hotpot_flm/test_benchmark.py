@@ -9,10 +9,11 @@ from types import SimpleNamespace
 import pytest
 
 from condambig_tasks import registry
-from condambig_tasks.benchmark import SUITE_SPEC, Runtime, ScoredSample
+from condambig_tasks.benchmark import SUITE_SPEC, Runtime, ScoredSample, reported_values
 from condambig_tasks.errors import ConfigurationError
 from condambig_tasks.hotpot_flm.loader import load_examples
 from condambig_tasks.hotpot_flm.prompts import candidate_order
+from condambig_tasks.run import explain_nulls
 
 
 class ScriptedModel:
@@ -67,7 +68,7 @@ def test_roles_play_the_generative_agent_one_sample_at_a_time(flm_data):
     runtime = Runtime(roles=roles)
     samples = [sample for example in examples for sample in asyncio.run(
         benchmark.score_batch([(example, example.question)], options, runtime))]
-    metrics = benchmark.summarise(samples, options, False)
+    metrics = reported_values(benchmark, samples, options, False)
     assert metrics["mfrr"] == 1.0 and metrics["agent_fallback_rate"] == 0.0
     assert metrics["f1_complete"] == 1.0 and metrics["f1_response"] == 1.0
     assert metrics["f1_incomplete"] == 0.0
@@ -92,7 +93,7 @@ def test_a_reply_without_a_number_falls_back_and_is_counted(flm_data):
     roles = {**_oracle_roles(examples), "answerer": ScriptedModel("x", lambda prompt: "none")}
     samples = asyncio.run(benchmark.score_batch([(e, "") for e in examples], options,
                                                 Runtime(roles=roles)))
-    metrics = benchmark.summarise(samples, options, False)
+    metrics = reported_values(benchmark, samples, options, False)
     assert metrics["agent_fallback_rate"] == 1.0 and metrics["empty_question_rate"] == 1.0
     # one name per concept: a sample's rate values carry their metric's name
     rates = {spec.name for spec in benchmark.metric_specs if spec.name.endswith("_rate")}
@@ -125,20 +126,20 @@ def test_raw_text_is_scored_only_through_the_agents(flm_data):
 def test_summary_of_nothing_is_null_and_recovery_undefined_is_null():
     benchmark = registry.get("hotpot_flm")
     options = benchmark.options({})
-    assert set(benchmark.summarise([], options, False).values()) == {None}
-    assert benchmark.null_reasons([], options, False, benchmark.summarise([], options, False))[
+    assert set(reported_values(benchmark, [], options, False).values()) == {None}
+    assert benchmark.null_reasons([], options, False, reported_values(benchmark, [], options, False))[
         "f1_recovery"] == "nothing scored"
     row = {"f1_incomplete": 1.0, "f1_response": 1.0, "f1_complete": 1.0, "em_incomplete": 0.0,
            "em_response": 0.0, "em_complete": 1.0, "em_raw_incomplete": 0.0,
            "em_raw_response": 0.0, "em_raw_complete": 0.0, "masked_fact_returned": 1.0,
            "agent_fallback_rate": 0.0, "empty_question_rate": 0.0}
     samples = [ScoredSample("a", row)]
-    summary = benchmark.summarise(samples, options, False)
+    summary = reported_values(benchmark, samples, options, False)
     # F1: complete 1.0 = incomplete 1.0 -> undefined; EM: (0 - 0) / (1 - 0) = 0;
     # raw EM: complete 0.0 = incomplete 0.0 -> undefined
     assert summary["f1_recovery"] is None and summary["em_recovery"] == 0.0
     assert summary["em_raw_recovery"] is None
-    reasons = benchmark.explain_nulls(samples, options, False, summary)
+    reasons = explain_nulls(benchmark, samples, options, False, summary)
     assert set(reasons) == {"f1_recovery", "em_raw_recovery", "agent_fallback_rate",
                             "suite_score"} - {
         name for name, value in summary.items() if value is not None}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from condambig_tasks import registry, settings
+from condambig_tasks.benchmark import options_to_json
 from condambig_tasks.hotpot_flm.benchmark import FlmOptions
 
 
@@ -54,7 +55,7 @@ def test_bad_values_say_which_option(flm_data, key, value, message):
 def test_round_trip_through_a_doc(flm_data):
     benchmark = registry.get("hotpot_flm")
     options = _options({"answering_agent": "/a", "downstream_cache": "false", "split": "test"})
-    assert benchmark.options(benchmark.options_to_json(options)) == options
+    assert benchmark.options(options_to_json(benchmark, options)) == options
 
 
 def test_lm_eval_fails_fast_before_generation_when_an_agent_cannot_be_found(flm_data,

@@ -111,7 +111,9 @@ def test_killed_run_resumes_asking_only_for_what_is_missing(
 def test_cancelled_run_resumes_asking_only_for_what_is_missing(
     judge_server, make_engine, tmp_path: Path
 ) -> None:
-    server = judge_server({"latency_ms": 40})
+    # slow enough that the 14 judgements after the sixth (7 rounds of 2) cannot all finish
+    # while a loaded machine delays the polling loop below
+    server = judge_server({"latency_ms": 200})
     path = tmp_path / "judge.sqlite"
     requests = [request(f"answer number {i}") for i in range(20)]
 

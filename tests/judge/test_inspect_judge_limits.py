@@ -11,6 +11,7 @@ from condambig._factory import benchmark_metrics, max_failed_option
 from condambig.judge_backend import error_summary, status_code
 from condambig.run_summary import run_summary, scored_samples
 from condambig_tasks import registry
+from condambig_tasks.benchmark import options_to_json
 from condambig_tasks.errors import ConfigurationError
 
 
@@ -61,7 +62,7 @@ def test_the_metric_reports_withheld_values_as_nan():
     from inspect_ai.scorer import SampleScore, Score
 
     benchmark = registry.get("abg_coqa")
-    options = benchmark.options_to_json(benchmark.options({"subtask": "clarification"}))
+    options = options_to_json(benchmark, benchmark.options({"subtask": "clarification"}))
     scores = [SampleScore(sample_id=sample_id, score=Score(value=value, metadata=metadata))
               for sample_id, value, metadata in _clarification_scores(failed=1, judged=1)]
     values = benchmark_metrics("abg_coqa", options, True, 0)(scores)

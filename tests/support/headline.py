@@ -16,7 +16,7 @@ def assert_headline_first(eval_metadata: Mapping[str, Any], headline_metric: Any
     log order (their ``<metric>_stderr`` aside). Returns the headline."""
     benchmark = registry.get(eval_metadata["benchmark"])
     options = benchmark.options(eval_metadata["options"])
-    expected = benchmark.headline_metric(options, bool(eval_metadata["judged"]))
+    expected = headline_metric(benchmark, options, bool(eval_metadata["judged"]))
     declared = (headline_metric.get("metric") if isinstance(headline_metric, Mapping)
                 else getattr(headline_metric, "metric", None))
     assert declared == expected, (declared, expected)

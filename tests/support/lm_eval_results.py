@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from condambig_tasks import registry
-from condambig_tasks.benchmark import SUITE_SCORE, ScoredSample
+from condambig_tasks.benchmark import SUITE_SCORE, ScoredSample, headline_metric
 from condambig_tasks.provenance import outputs_sha256
 from condambig_tasks.uncertainty import Units, uncertainty
 from tests.conftest import FIXTURE_DATA
@@ -104,7 +104,7 @@ def headline_line(results: Mapping[str, Any], task: str, judge: str | None = Non
     provenance = results["configs"][task]["metadata"]["provenance"]
     benchmark = registry.get(provenance["benchmark"])
     options = benchmark.options(provenance["options"])
-    headline = benchmark.headline_metric(options, judge is not None)
+    headline = headline_metric(benchmark, options, judge is not None)
     entry = results["results"][task]
     value = _number(entry[f"{headline},none"], entry[f"{headline}_stderr,none"])
     return (f"condambig: {task} {headline} = {value} "

@@ -27,7 +27,7 @@ from typing import Any
 from condambig_metrics.judge import JudgeCriterion, JudgeRequest
 from condambig_metrics.judge.prompt import render_prompt
 from condambig_tasks import registry
-from condambig_tasks.benchmark import Benchmark, json_safe
+from condambig_tasks.benchmark import Benchmark, json_safe, options_to_json, uses_judge
 
 RECORD = Path(__file__).resolve().parents[1] / "fixtures" / "versions.json"
 
@@ -39,16 +39,16 @@ def fingerprint(benchmark: Benchmark, variants: list[tuple[dict[str, Any], Any]]
         "metrics": [[spec.name, spec.aggregation, spec.higher_is_better, spec.judge,
                      spec.scale] for spec in benchmark.metric_specs],
         "headline": list(benchmark.headline_metrics),
-        "defaults": benchmark.options_to_json(benchmark.options({})),
+        "defaults": options_to_json(benchmark, benchmark.options({})),
         "variants": [],
     }
-    if benchmark.uses_judge:
+    if uses_judge(benchmark):
         parts["judge"] = judge_prompts(benchmark)
     for task_options, generation in variants:
         options = benchmark.options(task_options)
         items = benchmark.load(options)
         parts["variants"].append({
-            "options": benchmark.options_to_json(options),
+            "options": options_to_json(benchmark, options),
             "generation": json_safe(generation),
             "max_tokens": benchmark.max_tokens(options),
             "prompts": [benchmark.prompt(item, options) for item in items],

@@ -2,7 +2,7 @@
 
 Three metrics, one of each aggregation: ``exact_match`` (MEAN over all items),
 ``unanswered`` (SUM: outputs without a readable answer) and ``precision`` (CORPUS: correct
-answers over answered items, computed in :meth:`Toy.summarise` from the details).
+answers over answered items, computed in ``corpus_values`` from the details).
 """
 
 from __future__ import annotations
