@@ -53,7 +53,7 @@ def test_a_judge_dying_mid_run_gets_a_few_probes_and_one_line(subject, tmp_path)
     assert len(lines) == 1, result.stderr[-4000:]
     assert lines[0].startswith("condambig: condambigqa: combined_score is null: ")
     [command] = re.findall(r"`([^`]+)`", lines[0])
-    assert f"--from-log {out}" in command and "judge cache keeps the rest" in lines[0]
+    assert f"--from-log {out}" in command and "only the missing judgements are sent" in lines[0]
     assert "Traceback" not in result.stderr
     cache = tmp_path / "cache" / "judge.sqlite"
     with sqlite3.connect(cache) as connection:  # what was judged is kept
