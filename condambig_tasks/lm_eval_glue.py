@@ -2,11 +2,17 @@
 
 :class:`condambig_tasks.lm_eval_task.CondambigTask` builds each lm-eval task's config from
 the spec with these hooks; ``agg_<metric>`` gives a metric's aggregation outside a task.
+:class:`LmEvalTask` is one task's run: ``load_docs`` resolves its options and judge once,
+and ``process_results`` and the aggregation score with them (lm-eval calls all three on the
+task that loaded the docs; under data parallelism every rank loads its own and rank 0
+aggregates the gathered items).
 
 - ``load_docs`` (``custom_dataset``) receives the task's config, lm-eval's ``--metadata``
   keys and the task's ``dataset_kwargs``; a variant's fixed options sit in ``dataset_kwargs: {task_options:
   {...}}``, and ``--metadata`` that contradicts them is an error naming the task to use
-  (:mod:`condambig_tasks.lm_eval_options`). Judge options (``judge_*``) travel in each doc.
+  (:mod:`condambig_tasks.lm_eval_options`). Each doc also carries its item's record and the
+  run's options and judge settings, for the samples log and ``condambig-score --from-log``
+  (:mod:`condambig_tasks.run_logs`).
 - ``process_results`` scores one output when no model is needed and emits numbers; when the
   benchmark needs its corpus step (a judge, agent models) it emits a small item (id, output)
   and the scoring happens in the aggregation step, once for the whole run (rank 0 under
@@ -60,7 +66,6 @@ from condambig_tasks.run import (
     EnvironmentJudge,
     RunResult,
     judge_cache_assignment,
-    resolve_judge,
     retry_hint,
 )
 from condambig_tasks.run_memo import RunMemo
@@ -79,11 +84,28 @@ TASK_OPTIONS_KEY = lm_eval_configs.TASK_OPTIONS_KEY
 AGGREGATION_PREFIX = "agg_"
 
 
+@dataclass(frozen=True)
+class LoadedRun:
+    """What ``load_docs`` resolved: the run (options, whether judged), its judge and its
+    items by id (what ``process_results`` and the corpus step score)."""
+
+    run: BenchmarkRun
+    judge: Any
+    items: dict[str, Any]
+
+
 class LmEvalTask:
-    """lm-eval hooks of one benchmark (picklable: it holds only the benchmark's name)."""
+    """lm-eval hooks of one benchmark's task, holding the run its docs were loaded for."""
 
     def __init__(self, benchmark: str) -> None:
         self.benchmark_name = benchmark
+        self._loaded: LoadedRun | None = None
+        self._runs: RunMemo[ScoredRun] = RunMemo()
+
+    def __deepcopy__(self, memo: dict) -> LmEvalTask:
+        # TaskConfig.to_dict deep-copies the config (dataclasses.asdict), whose hooks are
+        # this task's: a copy of the config describes the same run
+        return self
 
     @property
     def benchmark(self) -> Benchmark:
@@ -125,6 +147,8 @@ class LmEvalTask:
             if normalized_base_url(judge.base_url) != DEFAULT_BASE_URL:
                 provenance["judge_base_url"] = judge.base_url
         _record_in_task_config(config, provenance)
+        self._loaded = LoadedRun(run, judge, {benchmark.item_id(item): item for item in items})
+        self._runs = RunMemo()  # the runs scored are this load's
         docs = []
         for item, record in zip(items, records, strict=True):
             target = benchmark.target(item, options)
@@ -145,20 +169,22 @@ class LmEvalTask:
     def doc_to_target(self, doc: dict[str, Any]) -> str:
         return doc["target"]
 
+    @property
+    def loaded(self) -> LoadedRun:
+        if self._loaded is None:
+            raise RuntimeError(f"{self.benchmark_name}: load_docs comes first (lm-eval's "
+                               "ConfigurableTask.download calls it)")
+        return self._loaded
+
     def process_results(self, doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
-        benchmark = self.benchmark
+        benchmark, run = self.benchmark, self.loaded.run
         output = results[0] if results else ""
-        options = benchmark.options(json.loads(doc["options"]), strict=False)
-        judged = _judge_configured(benchmark, options, json.loads(doc["judge"]))
-        active = reported_metrics(benchmark, options, judged)
-        if benchmark.needs_corpus_step(options, judged):
-            item = {"id": doc["id"], "output": output, "options": doc["options"],
-                    "judge": doc["judge"]}
+        active = reported_metrics(benchmark, run.options, run.judged)
+        if run.needs_corpus_step:
+            item = {"id": doc["id"], "output": output}
             return {spec.name: item for spec in active}
-        sample = benchmark.score(benchmark.from_record(json.loads(doc["record"])), output,
-                                 options)
-        whole = {"id": doc["id"], "output": output, "sample": sample.to_json(),
-                 "options": doc["options"], "judge": doc["judge"]}
+        sample = benchmark.score(self.loaded.items[doc["id"]], output, run.options)
+        whole = {"id": doc["id"], "output": output, "sample": sample.to_json()}
         carriers = _whole_sample_metrics(active)
         values: dict[str, Any] = {}
         for spec in active:
@@ -171,7 +197,37 @@ class LmEvalTask:
 
     def aggregation(self, metric: str) -> Callable[[list[Any]], float]:
         """``agg_<metric>``: the corpus value of one metric from lm-eval's items."""
-        return functools.partial(aggregate, self.benchmark_name, metric)
+        return functools.partial(self.aggregate, metric)
+
+    # ------------------------------------------------------------------ aggregation
+    def aggregate(self, metric: str, items: list[Any], task: Any = None) -> float:
+        """One metric of the run. Numbers are averaged (or summed) directly; items that
+        need the corpus step or a corpus metric are scored together once and shared by
+        every metric. ``task``: the lm-eval task aggregating (its config receives the null
+        reasons and the outputs digest); None outside lm-eval's aggregation step."""
+        if not items:
+            return math.nan
+        spec = metric_spec(self.benchmark, metric)
+        if not isinstance(items[0], dict):
+            samples = [ScoredSample(id="", values={metric: value}) for value in items]
+            value = plain_summary(samples, [spec])[metric]
+            return math.nan if value is None else value
+        task_name = getattr(task, "task_name", None) or self.benchmark_name
+        scored = self.scored_run(items, task_name)
+        _report_run(task, task_name, scored)
+        value = scored.result.values.get(metric)
+        return math.nan if value is None else float(value)
+
+    def scored_run(self, items: list[dict[str, Any]], task_name: str) -> ScoredRun:
+        """The run of the task's items (whole samples, or outputs the corpus step scores),
+        scored once and shared by every metric and the standard errors."""
+        return self._runs.get_or_compute([task_name, items],
+                                         lambda: _summarise_items(self.loaded, items, task_name))
+
+    def standard_errors(self, raw_metrics: Mapping[tuple[str, str], list[Any]],
+                        bootstrap_iters: int, task: Any = None) -> dict[str, float]:
+        """:func:`_standard_errors` of this task's run."""
+        return _standard_errors(self, raw_metrics, bootstrap_iters, task)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith(AGGREGATION_PREFIX):
@@ -198,11 +254,6 @@ def _record_in_task_config(config: Any, provenance: dict[str, Any]) -> None:
         config.metadata["provenance"] = provenance
     else:
         logger.info("%s provenance: %s", provenance["benchmark"], json.dumps(provenance))
-
-
-def _judge_configured(benchmark: Benchmark, options: Any, judge_options: dict[str, Any]) -> bool:
-    """A judge applies to this task and one is configured (environment or --metadata)."""
-    return resolve_judge(benchmark, options, EnvironmentJudge(judge_options)) is not None
 
 
 def _whole_sample_metrics(active: list[Any]) -> set[str]:
@@ -240,55 +291,17 @@ class ScoredRun:
         return None if self.outputs is None else outputs_sha256(self.outputs)
 
 
-
-
-_RUNS: RunMemo[ScoredRun] = RunMemo()
-
-
-def aggregate(benchmark_name: str, metric: str, items: list[Any], task: Any = None) -> float:
-    """One metric of a run. Numbers are averaged (or summed) directly; items that need the
-    corpus step or a corpus metric are scored together once and shared by every metric.
-    ``task``: the lm-eval task aggregating (its name keys the run, its config receives the
-    null reasons and the outputs digest); None outside lm-eval's aggregation step."""
-    if not items:
-        return math.nan
-    benchmark = registry.get(benchmark_name)
-    spec = metric_spec(benchmark, metric)
-    if not isinstance(items[0], dict):
-        samples = [ScoredSample(id="", values={metric: value}) for value in items]
-        value = plain_summary(samples, [spec])[metric]
-        return math.nan if value is None else value
-    scored = scored_run(benchmark_name, items, task)
-    _report_run(task, getattr(task, "task_name", None) or benchmark_name, scored)
-    value = scored.result.values.get(metric)
-    return math.nan if value is None else float(value)
-
-
-def scored_run(benchmark_name: str, items: list[dict[str, Any]], task: Any = None) -> ScoredRun:
-    """The run of a task's items (whole samples, or outputs the corpus step scores), scored
-    once per process and shared by every metric and the standard errors."""
-    benchmark = registry.get(benchmark_name)
-    judge = settings.judge_config_from_environment(json.loads(items[0].get("judge") or "{}"))
-    judge_identity = None if judge is None else [judge.model, judge.base_url]
-    task_name = getattr(task, "task_name", None) or benchmark_name
-    return _RUNS.get_or_compute([benchmark_name, task_name, judge_identity, items],
-                                lambda: _summarise_items(benchmark, items, task_name))
-
-
-def _summarise_items(benchmark: Benchmark, items: list[dict[str, Any]],
+def _summarise_items(loaded: LoadedRun, items: list[dict[str, Any]],
                      task_name: str) -> ScoredRun:
-    if len({(item["options"], item["judge"]) for item in items}) != 1:
-        raise ValueError(f"{benchmark.name}: items of one task carry different options")
-    run, judge = BenchmarkRun.start(benchmark, json.loads(items[0]["options"]), strict=False,
-                                    judge_source=EnvironmentJudge(json.loads(items[0]["judge"])))
+    run, judge = loaded.run, loaded.judge
+    benchmark = run.benchmark
     outputs = ([(str(item["id"]), item["output"]) for item in items]
                if all("id" in item and "output" in item for item in items) else None)
     judge_model = None if judge is None else judge.model
     if "sample" in items[0]:
         samples = [ScoredSample.from_json(item["sample"]) for item in items]
         return ScoredRun(run.summarise(samples), run, samples, outputs, judge_model)
-    by_id = _items_by_id(benchmark.name, items[0]["options"])
-    batch = [(by_id[item["id"]], item["output"]) for item in items]
+    batch = [(loaded.items[item["id"]], item["output"]) for item in items]
     engine = None
     if judge is not None:
         from condambig_metrics.judge import openai_judge_engine
@@ -308,7 +321,7 @@ def _summarise_items(benchmark: Benchmark, items: list[dict[str, Any]],
     return ScoredRun(result, run, samples, outputs, judge_model)
 
 
-def standard_errors(benchmark_name: str, raw_metrics: Mapping[tuple[str, str], list[Any]],
+def _standard_errors(hooks: LmEvalTask, raw_metrics: Mapping[tuple[str, str], list[Any]],
                     bootstrap_iters: int, task: Any = None) -> dict[str, float]:
     """``<metric>_stderr,<filter>`` of every metric of a task's run whose estimate is a
     number (:func:`condambig_tasks.uncertainty.uncertainty` on the samples the aggregation
@@ -327,17 +340,18 @@ def standard_errors(benchmark_name: str, raw_metrics: Mapping[tuple[str, str], l
                       if key == filter_key and items and isinstance(items[0], dict)), None)
         if items is None:
             continue
-        scored = scored_run(benchmark_name, items, task)
+        task_name = getattr(task, "task_name", None) or hooks.benchmark_name
+        scored = hooks.scored_run(items, task_name)
         stderr, _ = estimates_json(scored.estimates(resamples), scored.result.values)
         provenance = getattr(getattr(task, "config", None), "metadata", None) or {}
         if isinstance(provenance.get("provenance"), dict):  # how they were made, as the CLI says
             provenance["provenance"]["uncertainty"] = describe(
-                registry.get(benchmark_name), scored.samples, resamples, DEFAULT_SEED,
+                hooks.benchmark, scored.samples, resamples, DEFAULT_SEED,
                 scored.estimates(resamples))
         for (metric, key) in raw_metrics:
             if key == filter_key and stderr.get(metric) is not None:
                 found[f"{metric}_stderr,{key}"] = float(stderr[metric])
-        said = _TASKS.get(getattr(task, "task_name", None) or benchmark_name)
+        said = _TASKS.get(task_name)
         if said is not None and said.headline is not None:
             said.headline = dataclasses.replace(
                 said.headline, stderr=stderr.get(said.headline.metric),
@@ -484,10 +498,3 @@ def _group_line(name: str, leaves: list[Headline]) -> str:
 def _number(value: float, stderr: float | None) -> str:
     """As lm-eval's table prints a value and its stderr (4 decimals, ``N/A``)."""
     return f"{value:.4f} ± {'N/A' if stderr is None else f'{stderr:.4f}'}"
-
-
-@functools.lru_cache(maxsize=4)
-def _items_by_id(benchmark_name: str, options_json: str) -> dict[str, Any]:
-    benchmark = registry.get(benchmark_name)
-    options = benchmark.options(json.loads(options_json), strict=False)
-    return {benchmark.item_id(item): item for item in benchmark.load(options)}

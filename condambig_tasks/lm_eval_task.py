@@ -22,7 +22,7 @@ from lm_eval.api.task import ConfigurableTask
 from condambig_tasks import lm_eval_configs, lm_eval_stderr, registry
 from condambig_tasks.benchmark import SUITE_SPEC
 from condambig_tasks.errors import ConfigurationError
-from condambig_tasks.lm_eval_glue import LmEvalTask, aggregate, standard_errors
+from condambig_tasks.lm_eval_glue import LmEvalTask
 
 
 class TaskAggregation:
@@ -33,14 +33,14 @@ class TaskAggregation:
         self.task, self.benchmark, self.metric = task, benchmark, metric
 
     def __call__(self, items: list[Any]) -> float:
-        return aggregate(self.benchmark, self.metric, items, task=self.task)
+        return self.task.hooks.aggregate(self.metric, items, task=self.task)
 
     def __deepcopy__(self, memo: dict) -> TaskAggregation:
         # TaskConfig.to_dict deep-copies the config (dataclasses.asdict): not the task
         return self
 
     def __repr__(self) -> str:  # what to_dict writes for it (it has no source of its own)
-        return f"condambig_tasks.lm_eval_glue.aggregate({self.benchmark!r}, {self.metric!r})"
+        return f"condambig_tasks.lm_eval_glue.LmEvalTask({self.benchmark!r}).agg_{self.metric}"
 
 
 class CondambigTask(ConfigurableTask):
@@ -76,9 +76,8 @@ class CondambigTask(ConfigurableTask):
     def standard_errors(self, raw_metrics: Mapping[tuple[str, str], list[Any]],
                         bootstrap_iters: int) -> dict[str, float]:
         """``<metric>_stderr,<filter>`` of this task's metrics, from the run its aggregations
-        scored (:func:`condambig_tasks.lm_eval_glue.standard_errors`)."""
-        return standard_errors(self.hooks.benchmark_name, raw_metrics, bootstrap_iters,
-                               task=self)
+        scored (:meth:`condambig_tasks.lm_eval_glue.LmEvalTask.standard_errors`)."""
+        return self.hooks.standard_errors(raw_metrics, bootstrap_iters, task=self)
 
     def download(self, dataset_kwargs: dict[str, Any] | None = None, **kwargs: Any) -> None:
         """The docs, loaded with this task's own config (its metadata receives the

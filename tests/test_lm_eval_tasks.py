@@ -18,7 +18,6 @@ from condambig_tasks import exit_status, lm_eval_glue, registry
 from condambig_tasks.benchmark import SUITE_SCORE, task_version
 from condambig_tasks.lm_eval_command import RunOutput, command_output, run_output
 from condambig_tasks.lm_eval_tasks import generate, task_folder
-from condambig_tasks.run_memo import RunMemo
 from tests.conftest import REPO_ROOT
 from tests.test_contract import (
     TASK_CLASS,
@@ -100,7 +99,6 @@ def test_the_groups_follow_the_spec():
 @pytest.fixture
 def quiet_glue(monkeypatch):
     """The glue's per-process state, fresh, and no lines printed at this process's exit."""
-    monkeypatch.setattr(lm_eval_glue, "_RUNS", RunMemo())
     monkeypatch.setattr(lm_eval_glue, "_TASKS", {})
     monkeypatch.setattr(exit_status, "_said", [lm_eval_glue.report_lines])
 
@@ -129,7 +127,7 @@ def test_the_task_class_builds_from_the_spec_and_owns_its_metadata(quiet_glue):
     assert set(reasons) == {"precision"}
     written = task.dump_config()  # what lm-eval writes to configs.<task>
     assert written["metadata"]["null_reasons"] == reasons
-    assert "'precision'" in [entry["aggregation"] for entry in written["metric_list"]
+    assert "agg_precision" in [entry["aggregation"] for entry in written["metric_list"]
                              if entry["metric"] == "precision"][0]
 
 

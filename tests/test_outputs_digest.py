@@ -35,11 +35,8 @@ def test_lm_eval_aggregation_scores_an_output_with_a_lone_surrogate(use_fixture_
     to end it with a UnicodeEncodeError (no results, no samples)."""
     from types import SimpleNamespace
 
-    from condambig_tasks import lm_eval_glue
     from condambig_tasks.lm_eval_glue import LmEvalTask
-    from condambig_tasks.run_memo import RunMemo
 
-    monkeypatch.setattr(lm_eval_glue, "_RUNS", RunMemo())
     hooks = LmEvalTask("condambigqa")
     docs = hooks.load_docs(version=1.0, pretrained="tiny", task_options={"setting": "main"})["test"]
     outputs = {doc["id"]: '{"conditions": [{"condition": "c\ud800", "answer": "a"}]}'
@@ -48,7 +45,7 @@ def test_lm_eval_aggregation_scores_an_output_with_a_lone_surrogate(use_fixture_
     metric = next(name for name, value in per_doc[0].items() if isinstance(value, dict))
     task = SimpleNamespace(task_name="condambigqa_surrogate",
                            config=SimpleNamespace(metadata={"provenance": {}}))
-    value = lm_eval_glue.aggregate("condambigqa", metric, [v[metric] for v in per_doc], task)
+    value = hooks.aggregate(metric, [v[metric] for v in per_doc], task)
     assert value == value  # a number, not NaN
     assert task.config.metadata["provenance"]["outputs_sha256"] == outputs_sha256(
         (key, text.replace("\ud800", "\ufffd")) for key, text in outputs.items())

@@ -207,11 +207,6 @@ def test_with_judge_all_three_paths_agree(use_fixture_data, monkeypatch, tmp_pat
 def test_judge_weighting_reaches_the_judge_in_all_three_front_ends(
         use_fixture_data, monkeypatch, tmp_path, capsys, weighting, weighted_rate,
         fx_002_answer):
-    from condambig_tasks import lm_eval_glue
-    from condambig_tasks.run_memo import RunMemo
-
-    # lm-eval's aggregation memo is per process: a run of an earlier test must not answer
-    monkeypatch.setattr(lm_eval_glue, "_RUNS", RunMemo())
     with JudgeServer(JUDGE_SCRIPT) as server:
         env = {"CONDAMBIG_JUDGE_MODEL": "loopback", "CONDAMBIG_JUDGE_BASE_URL": server.base_url,
                "CONDAMBIG_JUDGE_API_KEY": "k", "CONDAMBIG_JUDGE_CACHE": str(tmp_path / "j.db")}
