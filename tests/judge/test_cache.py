@@ -131,7 +131,11 @@ def test_cancelled_run_resumes_asking_only_for_what_is_missing(
     assert 6 <= done < 20
     server.reset()
     results = judge_blocking(make_engine(server, cache=JudgeCache(path)), requests)
-    assert server.stats()["requests"] == 20 - done
+    # each missing judgement asked once, none of the cached ones; a request the cancelled
+    # run had sent (at most its 2 in flight) may reach a loaded server after the reset
+    prompts = server.stats(with_prompts=True)["prompts"]
+    assert len(set(prompts)) == 20 - done
+    assert 20 - done <= len(prompts) <= 20 - done + 2
     assert sum(r.cached for r in results) == done
 
 
