@@ -49,6 +49,7 @@ from condambig_tasks.benchmark import (
     CORPUS,
     SUITE_SCORE,
     Benchmark,
+    MetricSpec,
     Runtime,
     ScoredSample,
     metric_spec,
@@ -86,12 +87,15 @@ AGGREGATION_PREFIX = "agg_"
 
 @dataclass(frozen=True)
 class LoadedRun:
-    """What ``load_docs`` resolved: the run (options, whether judged), its judge and its
-    items by id (what ``process_results`` and the corpus step score)."""
+    """What ``load_docs`` resolved: the run (options, whether judged), its judge, its
+    items by id (what ``process_results`` and the corpus step score), the metrics it
+    reports and those whose items carry the whole sample (:func:`_whole_sample_metrics`)."""
 
     run: BenchmarkRun
     judge: Any
     items: dict[str, Any]
+    reported: tuple[MetricSpec, ...]
+    carriers: frozenset[str]
 
 
 class LmEvalTask:
@@ -147,7 +151,9 @@ class LmEvalTask:
             if normalized_base_url(judge.base_url) != DEFAULT_BASE_URL:
                 provenance["judge_base_url"] = judge.base_url
         _record_in_task_config(config, provenance)
-        self._loaded = LoadedRun(run, judge, {benchmark.item_id(item): item for item in items})
+        reported = reported_metrics(benchmark, options, run.judged)
+        self._loaded = LoadedRun(run, judge, {benchmark.item_id(item): item for item in items},
+                                 tuple(reported), frozenset(_whole_sample_metrics(reported)))
         self._runs = RunMemo()  # the runs scored are this load's
         docs = []
         for item, record in zip(items, records, strict=True):
@@ -179,13 +185,13 @@ class LmEvalTask:
     def process_results(self, doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
         benchmark, run = self.benchmark, self.loaded.run
         output = results[0] if results else ""
-        active = reported_metrics(benchmark, run.options, run.judged)
+        active = self.loaded.reported
         if run.needs_corpus_step:
             item = {"id": doc["id"], "output": output}
             return {spec.name: item for spec in active}
         sample = benchmark.score(self.loaded.items[doc["id"]], output, run.options)
         whole = {"id": doc["id"], "output": output, "sample": sample.to_json()}
-        carriers = _whole_sample_metrics(active)
+        carriers = self.loaded.carriers
         values: dict[str, Any] = {}
         for spec in active:
             if spec.name in carriers:
