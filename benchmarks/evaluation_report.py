@@ -9,7 +9,8 @@ route), each run in its own folder under ``--runs``, and measures each run from 
 as soon as it ends, into a JSON record beside the report (``docs/evaluation-report/runs/``);
 the report is rendered from the records after every run. A run with a record is not run
 again, on this machine or another, so a plan longer than a sitting is finished over several
-(commit the records). What a record holds:
+(commit the records); an lm-eval run unfinished when a sitting ends continues from its
+checkpoint (``report_checkpoint``; commit it too). What a record holds:
 
 - ``condambig-score --from-log --per-sample`` on every run: the metrics with their standard
   errors, whether they equal what the front end printed, and the per-sample parse outcome;
@@ -51,6 +52,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchmarks import report_checkpoint  # noqa: E402
 from condambig_tasks import local_model, registry, settings  # noqa: E402
 from condambig_tasks.benchmark import headline_metric, reported_values  # noqa: E402
 from tests.support import real_model  # noqa: E402
@@ -197,12 +199,37 @@ def _begin_sitting(out: Path, cache_prefix: Path) -> list[dict]:
     return sittings
 
 
+def item_prompts(benchmark_name: str, task: str, scoped: Mapping[str, str], limit: int,
+                 data_dir: str) -> list[str]:
+    """The benchmark's prompts of the task's first ``limit`` items (what a checkpoint's
+    references point into)."""
+    from condambig_tasks.benchmark import find_variant
+
+    benchmark = registry.get(benchmark_name)
+    options = benchmark.options({**find_variant(benchmark, task).options, **scoped})
+    previous = os.environ.get(settings.DATA_DIR_VARIABLE)
+    os.environ[settings.DATA_DIR_VARIABLE] = data_dir
+    try:
+        items = benchmark.load(options)[:limit]
+    finally:
+        if previous is None:
+            os.environ.pop(settings.DATA_DIR_VARIABLE)
+        else:
+            os.environ[settings.DATA_DIR_VARIABLE] = previous
+    return [benchmark.prompt(item, options) for item in items]
+
+
+CHECKPOINT_POLL_SECONDS = 60
+
+
 def run_one(plan: PlannedRun, folder: Path, runs: Path, env: dict[str, str],
-            served: ServedModel | None) -> Path:
+            served: ServedModel | None, checkpoints: Path) -> Path:
     """The run's folder, running it first unless a finished one is there. An lm-eval run
-    keeps its generations in lm-eval's response cache (``--use_cache``) as it goes: a run
-    longer than one sitting continues in the next one instead of starting again, and its wall
-    time is the sum of its sittings' (each earlier one up to its last kept generation)."""
+    keeps its generations in lm-eval's response cache (``--use_cache``) as it goes, and the
+    cache is saved as a checkpoint beside the report whenever it grows
+    (``report_checkpoint``): a run longer than one sitting continues in the next one, on this
+    machine or another, instead of starting again, and its wall time is the sum of its
+    sittings' (each earlier one up to its last kept generation)."""
     out = runs / plan.name
     done = out / "run.json"
     if done.is_file():
@@ -227,6 +254,14 @@ def run_one(plan: PlannedRun, folder: Path, runs: Path, env: dict[str, str],
             route, folder, [spec.inspect_task], out / "inspect", limit=plan.limit,
             batch_size=plan.batch_size,
             task_options={**dict(spec.inspect_options), **scoped, "judge": "false"})
+    checkpoint = checkpoints / f"{plan.name}.json"
+    prompts = item_prompts(spec.benchmark, plan.task, scoped, plan.limit,
+                           env["CONDAMBIG_DATA_DIR"]) if route.framework == "lm_eval" else []
+    if prompts and checkpoint.is_file() and not (out / SITTINGS).is_file():
+        restored, earlier = report_checkpoint.restore(checkpoint, cache, prompts)
+        (out / SITTINGS).write_text(json.dumps(earlier, indent=1))
+        print(f"[report] {plan.name}: {restored} generations restored from {checkpoint}",
+              file=sys.stderr, flush=True)
     sittings = _begin_sitting(out, cache)
     if len(sittings) > 1:
         print(f"[report] {plan.name}: sitting {len(sittings)}, resuming from lm-eval's "
@@ -234,7 +269,25 @@ def run_one(plan: PlannedRun, folder: Path, runs: Path, env: dict[str, str],
     print(f"[report] {plan.name}: {' '.join(command)}", file=sys.stderr, flush=True)
     # written as it goes: the progress of a long run is in its stderr.txt
     with open(out / "stdout.txt", "w") as stdout, open(out / "stderr.txt", "w") as stderr:
-        result = subprocess.run(command, env=env, cwd=out, stdout=stdout, stderr=stderr)
+        process = subprocess.Popen(command, env=env, cwd=out, stdout=stdout, stderr=stderr)
+        saved_at = None
+        while True:
+            try:
+                returncode = process.wait(timeout=CHECKPOINT_POLL_SECONDS if prompts else None)
+                break
+            except subprocess.TimeoutExpired:
+                grown = max((file.stat().st_mtime for file in
+                             cache.parent.glob(cache.name + "_rank*.db")), default=None)
+                if grown is not None and grown != saved_at:
+                    saved_at = grown
+                    kept = report_checkpoint.save(checkpoint, cache, prompts, sittings,
+                                                  plan.__dict__)
+                    print(f"[report] {plan.name}: {kept} generations saved in {checkpoint}",
+                          file=sys.stderr, flush=True)
+            except BaseException:
+                process.terminate()
+                raise
+    result = subprocess.CompletedProcess(command, returncode)
     sittings[-1]["seconds"] = time.time() - sittings[-1]["started"]
     (out / SITTINGS).write_text(json.dumps(sittings, indent=1))
     # a judged run whose judgements failed exits 1 after writing everything (docs/faults.md)
@@ -945,6 +998,7 @@ def main(argv: list[str] | None = None) -> int:
             measured[plan] = measure(plan, out, folder, run_env)
             measured[plan].stand_in_documents = stand_in and plan.task == "conditionalqa"
             (records / f"{plan.name}.json").write_text(measured[plan].to_json())
+        (out_dir / "partial" / f"{plan.name}.json").unlink(missing_ok=True)  # now recorded
         write(final=False)
         print(f"[report] {plan.name}: recorded in {records}", file=sys.stderr, flush=True)
 
@@ -963,7 +1017,7 @@ def main(argv: list[str] | None = None) -> int:
                 run_env = {**env, **served.environment(), **judge}
             if not args.report_only:
                 run_one(plan, folder, args.runs, run_env,
-                        served if ROUTE[plan.route].served else None)
+                        served if ROUTE[plan.route].served else None, out_dir / "partial")
             record(plan, env)
     write(final=True)
     return 0

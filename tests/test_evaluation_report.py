@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -209,3 +211,67 @@ def test_lm_eval_runs_of_the_report_keep_their_generations_in_lm_evals_cache(tmp
     command = real_model.lm_eval_command(hf, tmp_path, ["ambignq"], tmp_path / "out", limit=2,
                                          batch_size=1, response_cache=tmp_path / "responses")
     assert command[command.index("--use_cache") + 1] == str(tmp_path / "responses")
+
+
+@pytest.fixture(scope="module")
+def checkpoint():
+    sys.path.insert(0, str(REPO))
+    from benchmarks import report_checkpoint
+    return report_checkpoint
+
+
+_PROMPTS = ["Passages:\nThe first remote control for a television was developed by Zenith "
+            "Radio Corporation in 1950, called the Lazy Bones.\nQuestion: who invented the "
+            "remote?", "Passages:\nDexter Morgan is a forensic technician.\nQuestion: who is "
+            "the doctor in dexter season 1?"]
+
+
+@given(text=st.text(alphabet="ab Zenith 1950\n{}\"", max_size=300),
+       spans=st.lists(st.tuples(st.integers(0, 200), st.integers(1, 80)), max_size=4))
+def test_a_checkpointed_generation_decodes_to_itself_and_keeps_no_long_copy_of_a_prompt(
+        checkpoint, text, spans):
+    reference = checkpoint.reference_text(_PROMPTS)
+    # model-like output: free text around spans copied from the prompts
+    output = text + "".join(reference[start:start + length] + text[:7] for start, length in spans)
+    pieces = checkpoint.encode(output, reference, checkpoint._index(reference))
+    assert checkpoint.decode(pieces, reference) == output
+    for piece in pieces:
+        if isinstance(piece, str):
+            assert not any(piece[i:i + checkpoint.SHINGLE] in reference
+                           for i in range(len(piece) - checkpoint.SHINGLE + 1))
+
+
+def test_a_copied_prompt_is_kept_as_one_reference(checkpoint):
+    reference = checkpoint.reference_text(_PROMPTS)
+    copied = _PROMPTS[1][10:90]
+    pieces = checkpoint.encode("Answer: " + copied + " done", reference,
+                               checkpoint._index(reference))
+    assert pieces == ["Answer: ", [reference.index(copied), len(copied)], " done"]
+
+
+def test_a_checkpoint_carries_a_run_to_another_machine(checkpoint, tmp_path):
+    """Saved from one run's lm-eval cache, restored into an empty folder: the same cache
+    entries (what lm-eval reads back), the earlier sittings with their kept seconds; on other
+    prompts the restore refuses."""
+    from sqlitedict import SqliteDict
+
+    first = tmp_path / "first" / "responses"
+    first.parent.mkdir()
+    generations = {"9f" * 32: "Answer: " + _PROMPTS[0][10:120], "0a" * 32: "1948"}
+    with SqliteDict(str(first.parent / "responses_rank0.db"), autocommit=True) as cache:
+        cache.update(generations)
+    started = (first.parent / "responses_rank0.db").stat().st_mtime - 30
+    saved = tmp_path / "partial" / "run.json"
+    plan = {"config": "chat", "task": "ambignq"}
+    assert checkpoint.save(saved, first, _PROMPTS, [{"started": started, "seconds": None}],
+                           plan) == 2
+    text = saved.read_text()
+    assert _PROMPTS[0][10:120] not in text and "Zenith Radio Corporation" not in text
+    second = tmp_path / "second" / "responses"
+    restored, sittings = checkpoint.restore(saved, second, _PROMPTS)
+    assert restored == 2
+    assert sittings[0]["interrupted"] and sittings[0]["seconds"] == pytest.approx(30, abs=1)
+    with SqliteDict(str(second.parent / "responses_rank0.db"), flag="r") as cache:
+        assert dict(cache.items()) == generations
+    with pytest.raises(SystemExit, match="delete it"):
+        checkpoint.restore(saved, tmp_path / "third" / "responses", _PROMPTS[:1])
