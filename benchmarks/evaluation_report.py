@@ -271,22 +271,28 @@ def run_one(plan: PlannedRun, folder: Path, runs: Path, env: dict[str, str],
     with open(out / "stdout.txt", "w") as stdout, open(out / "stderr.txt", "w") as stderr:
         process = subprocess.Popen(command, env=env, cwd=out, stdout=stdout, stderr=stderr)
         saved_at = None
+
+        def save_if_grown() -> None:
+            nonlocal saved_at
+            grown = max((file.stat().st_mtime for file in
+                         cache.parent.glob(cache.name + "_rank*.db")), default=None)
+            if prompts and grown is not None and grown != saved_at:
+                saved_at = grown
+                kept = report_checkpoint.save(checkpoint, cache, prompts, sittings,
+                                              plan.__dict__)
+                print(f"[report] {plan.name}: {kept} generations saved in {checkpoint}",
+                      file=sys.stderr, flush=True)
+
         while True:
             try:
                 returncode = process.wait(timeout=CHECKPOINT_POLL_SECONDS if prompts else None)
                 break
             except subprocess.TimeoutExpired:
-                grown = max((file.stat().st_mtime for file in
-                             cache.parent.glob(cache.name + "_rank*.db")), default=None)
-                if grown is not None and grown != saved_at:
-                    saved_at = grown
-                    kept = report_checkpoint.save(checkpoint, cache, prompts, sittings,
-                                                  plan.__dict__)
-                    print(f"[report] {plan.name}: {kept} generations saved in {checkpoint}",
-                          file=sys.stderr, flush=True)
+                save_if_grown()
             except BaseException:
                 process.terminate()
                 raise
+        save_if_grown()  # kept until the run is recorded (measuring it may still fail)
     result = subprocess.CompletedProcess(command, returncode)
     sittings[-1]["seconds"] = time.time() - sittings[-1]["started"]
     (out / SITTINGS).write_text(json.dumps(sittings, indent=1))

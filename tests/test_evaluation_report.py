@@ -275,3 +275,33 @@ def test_a_checkpoint_carries_a_run_to_another_machine(checkpoint, tmp_path):
         assert dict(cache.items()) == generations
     with pytest.raises(SystemExit, match="delete it"):
         checkpoint.restore(saved, tmp_path / "third" / "responses", _PROMPTS[:1])
+
+
+@pytest.mark.e2e
+def test_an_unfinished_run_continues_from_its_checkpoint_on_a_fresh_machine(
+        report, tiny_causal_lm, tmp_path, monkeypatch):
+    """A run's checkpoint, written beside the report while lm-eval runs, is all a fresh
+    machine needs: the same run in an empty runs folder restores it into a new response
+    cache, lm-eval generates nothing, and the outputs are the first machine's."""
+    from tests.conftest import FIXTURE_DATA, subprocess_env
+
+    monkeypatch.setattr(report, "CHECKPOINT_POLL_SECONDS", 0.5)
+    plan = report.PlannedRun("plain", "lm_eval_hf", "ambignq", 2, batch_size=2)
+    env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA))
+    partial = tmp_path / "report" / "partial"
+
+    def outputs(runs):
+        [samples] = (runs / plan.name / "lm_eval").rglob("samples_*.jsonl")
+        return [json.loads(line)["resps"] for line in samples.read_text().splitlines()]
+
+    first = report.run_one(plan, tiny_causal_lm, tmp_path / "first", env, None, partial)
+    saved = json.loads((partial / f"{plan.name}.json").read_text())
+    assert len(saved["generations"]) == 2
+    second = report.run_one(plan, tiny_causal_lm, tmp_path / "second", env, None, partial)
+    log = (second / "stderr.txt").read_text()
+    assert "Cached requests: 2, Requests remaining: 0" in log
+    assert outputs(tmp_path / "second") == outputs(tmp_path / "first")
+    sittings = json.loads((second / report.SITTINGS).read_text())
+    assert len(sittings) == 2 and sittings[0]["interrupted"]
+    assert json.loads((second / "run.json").read_text())["sittings"] == 2
+    assert first != second
