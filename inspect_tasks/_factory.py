@@ -39,6 +39,7 @@ from condambig.grader_preflight import (
     require_default_grader,
 )
 from condambig.judge_backend import GRADER_ROLE, grader_judge_engine
+from condambig.live_metrics import for_progress_display
 from condambig.run_summary import (
     ERRORED_JUDGEMENTS_KEY,
     STDERR_SUFFIX,
@@ -281,7 +282,7 @@ def benchmark_metrics(benchmark_name: str, options: dict[str, Any], judged: bool
         samples = scored_samples(
             [(score.sample_id, score.score.value, score.score.metadata) for score in scores])
         summary = run_summary(benchmark, typed_options, judged, judge_max_failed, samples)
-        if not bootstrap_resamples:
+        if not bootstrap_resamples or for_progress_display():  # values only, while it runs
             return {name: _number(value) for name, value in summary.values.items()}
         estimates = uncertainty.uncertainty(benchmark, samples, typed_options, judged,
                                             resamples=bootstrap_resamples)

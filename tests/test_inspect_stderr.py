@@ -107,3 +107,29 @@ def test_bootstrap_resamples_setting(monkeypatch, use_fixture_data):
         monkeypatch.setenv(settings.BOOTSTRAP_RESAMPLES_VARIABLE, bad)
         with pytest.raises(ConfigurationError, match="CONDAMBIG_BOOTSTRAP_RESAMPLES"):
             benchmark_task("ambignq", {}, judge=False)
+
+
+def test_the_progress_display_gets_values_and_the_results_their_stderr(use_fixture_data):
+    """Inspect's own progress-display computation (``update_metrics_display_fn``, the
+    internal :mod:`condambig.live_metrics` looks for) shows the metric values without the
+    bootstrap; the results computation, outside it, has every stderr. Fails when Inspect
+    renames or moves the display's computation."""
+    from inspect_ai._eval.task.results import eval_results
+    from inspect_ai._eval.task.run import update_metrics_display_fn
+
+    from condambig._factory import benchmark_task
+
+    task = benchmark_task("ambignq", {}, judge=False)
+    scores = scripted_scores(task, AMBIGNQ_OUTPUTS)
+    [scorer] = task.scorer
+    by_scorer = [{"benchmark_scorer": score} for score in scores]
+    shown: list = []
+    display = update_metrics_display_fn(shown.append)
+    display(len(by_scorer), by_scorer, [scorer], ["benchmark_scorer"], task.epochs_reducer,
+            task.metrics)
+    names = [metric.name for metric in shown[0]]
+    assert "f1_answer_all" in names and not any(name.endswith("_stderr") for name in names)
+    results, _ = eval_results(len(by_scorer), by_scorer, task.epochs_reducer, [scorer],
+                              task.metrics, ["benchmark_scorer"])
+    final = {name for score in results.scores for name in score.metrics}
+    assert {"f1_answer_all", "f1_answer_all_stderr"} <= final
