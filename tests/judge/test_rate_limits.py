@@ -42,6 +42,12 @@ def scores(results) -> list[tuple[float | None, bool]]:
 def test_a_steady_rate_limit_costs_at_most_half_again_the_judgements(
     judge_server, per_second, retry_after, form, count
 ) -> None:
+    """Once the endpoint has first said "slow down", the engine paces itself: the requests
+    refused from then on are at most half the judgements. What it sent before that first
+    refusal came back is its opening burst, of which at most its concurrency bound (the
+    requests in flight) can be refused: how many are refused depends on how fast the
+    loopback answers, so on a loaded machine (server and client share one process) most of
+    this short run goes out in the burst."""
     requests = [request(f"answer {i}") for i in range(count)]
     clean_server = judge_server(SCRIPT)
     clean = judge_blocking(production_engine(clean_server), requests)
@@ -49,11 +55,17 @@ def test_a_steady_rate_limit_costs_at_most_half_again_the_judgements(
         "per_second": per_second, "retry_after": retry_after, "as": form}})
     engine = production_engine(limited_server)
     limited = judge_blocking(engine, requests)
-    stats = limited_server.stats()
+    stats = limited_server.stats(with_timeline=True)
     assert stats["outcomes"].get("429", 0) > 0  # the limit was hit
     assert not any(result.failed for result in limited)
     assert scores(limited) == scores(clean)
-    assert stats["requests"] == engine.stats.requests_sent <= 1.5 * count, stats["outcomes"]
+    assert stats["requests"] == engine.stats.requests_sent
+    timeline = stats["timeline"]
+    first_wait = next(entry["retry_until"] for entry in timeline if entry["outcome"] == "429")
+    burst = [entry for entry in timeline if entry["at"] < first_wait]
+    later = [entry for entry in timeline if entry["at"] >= first_wait]
+    assert sum(entry["outcome"] == "429" for entry in burst) <= JudgeConfig(model="m").concurrency
+    assert sum(entry["outcome"] == "429" for entry in later) <= 0.5 * count, stats["outcomes"]
 
 
 @pytest.mark.parametrize("status", ["429", "503"])
