@@ -305,3 +305,29 @@ def test_an_unfinished_run_continues_from_its_checkpoint_on_a_fresh_machine(
     assert len(sittings) == 2 and sittings[0]["interrupted"]
     assert json.loads((second / "run.json").read_text())["sittings"] == 2
     assert first != second
+
+
+@pytest.mark.realdata
+def test_the_committed_checkpoints_restore_on_the_upstream_data(
+        report, checkpoint, real_data_dir, tmp_path):
+    """Each unfinished run kept beside the report restores on the upstream files (its
+    prompts rebuilt from them match the digest it was saved with), and no literal of it
+    holds a run of ``SHINGLE`` characters of those prompts (no data text is committed)."""
+    files = sorted((REPO / "docs" / "evaluation-report" / "partial").glob("*.json"))
+    if not files:
+        pytest.skip("no unfinished run of the report is checkpointed")
+    specs = {spec.task: spec for spec in report.real_model.greedy_tasks()}
+    for file in files:
+        saved = json.loads(file.read_text())
+        plan = report.PlannedRun(**saved["plan"])
+        benchmark = specs[plan.task].benchmark
+        scoped = report.split_options(real_data_dir).get(benchmark, {})
+        prompts = report.item_prompts(benchmark, plan.task, scoped, plan.limit,
+                                      str(real_data_dir))
+        restored, _ = checkpoint.restore(file, tmp_path / plan.name / "responses", prompts)
+        assert restored == len(saved["generations"])
+        index = checkpoint._index(checkpoint.reference_text(prompts))
+        for pieces in saved["generations"].values():
+            for piece in (piece for piece in pieces if isinstance(piece, str)):
+                assert not any(piece[i:i + checkpoint.SHINGLE] in index
+                               for i in range(len(piece) - checkpoint.SHINGLE + 1)), file
