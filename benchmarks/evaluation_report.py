@@ -111,7 +111,8 @@ PLANS: dict[str, list[PlannedRun]] = {
         *(PlannedRun("plain", "lm_eval_hf", task, 100, batch_size=32)
           for task in CHEAP if task != "abg_coqa_detection"),
         # batches of 8: a batch's generations reach lm-eval's response cache when the whole
-        # batch ends (about half an hour here, where a batch of 32 took two hours), so a
+        # batch ends (the 8 longest prompts took 66 min beside test runs, a batch of 32 over
+        # two hours), so a
         # sitting that stops loses less; the KV cache of these long prompts makes a step cost
         # in proportion to the batch, so the throughput is no lower
         *(PlannedRun("chat", "lm_eval_hf", task, 100, batch_size=8) for task in LONG),
@@ -187,13 +188,8 @@ def _begin_sitting(out: Path, cache_prefix: Path) -> list[dict]:
     counts from its start to the last generation it wrote to lm-eval's response cache (what it
     generated after that was lost and is generated again)."""
     record = out / SITTINGS
-    sittings = json.loads(record.read_text()) if record.is_file() else []
-    caches = list(cache_prefix.parent.glob(cache_prefix.name + "_rank*.db"))
-    last_write = max((cache.stat().st_mtime for cache in caches), default=None)
-    for sitting in sittings:
-        if sitting["seconds"] is None:
-            kept = (last_write or sitting["started"]) - sitting["started"]
-            sitting.update(seconds=max(0.0, kept), interrupted=True)
+    sittings = report_checkpoint.close_interrupted(
+        json.loads(record.read_text()) if record.is_file() else [], cache_prefix)
     sittings.append({"started": time.time(), "seconds": None})
     record.write_text(json.dumps(sittings, indent=1))
     return sittings
@@ -274,8 +270,7 @@ def run_one(plan: PlannedRun, folder: Path, runs: Path, env: dict[str, str],
 
         def save_if_grown() -> None:
             nonlocal saved_at
-            grown = max((file.stat().st_mtime for file in
-                         cache.parent.glob(cache.name + "_rank*.db")), default=None)
+            grown = report_checkpoint.last_write(cache)
             if prompts and grown is not None and grown != saved_at:
                 saved_at = grown
                 kept = report_checkpoint.save(checkpoint, cache, prompts, sittings,

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -76,8 +75,26 @@ def digest(reference: str) -> str:
     return hashlib.sha256(reference.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _cache_files(cache_prefix: Path) -> list[Path]:
+def cache_files(cache_prefix: Path) -> list[Path]:
+    """lm-eval's response cache files of ``--use_cache PREFIX`` (one per rank)."""
     return sorted(cache_prefix.parent.glob(cache_prefix.name + "_rank*.db"))
+
+
+def last_write(cache_prefix: Path) -> float | None:
+    """When the cache last grew (None: no cache yet)."""
+    return max((file.stat().st_mtime for file in cache_files(cache_prefix)), default=None)
+
+
+def close_interrupted(sittings: Sequence[Mapping], cache_prefix: Path) -> list[dict]:
+    """The sittings, each one not finished counted from its start to the cache's last write
+    (what it generated after that is not kept) and marked interrupted."""
+    written = last_write(cache_prefix)
+    closed = [dict(sitting) for sitting in sittings]
+    for sitting in closed:
+        if sitting.get("seconds") is None:
+            kept = (written or sitting["started"]) - sitting["started"]
+            sitting.update(seconds=max(0.0, kept), interrupted=True)
+    return closed
 
 
 def cached_generations(cache_prefix: Path) -> dict[str, str]:
@@ -86,7 +103,7 @@ def cached_generations(cache_prefix: Path) -> dict[str, str]:
     from sqlitedict import SqliteDict
 
     generations: dict[str, str] = {}
-    for file in _cache_files(cache_prefix):
+    for file in cache_files(cache_prefix):
         with SqliteDict(str(file), flag="r") as cache:
             generations.update((key, value) for key, value in cache.items()
                                if isinstance(value, str))
@@ -106,12 +123,7 @@ def save(checkpoint: Path, cache_prefix: Path, prompts: Sequence[str],
         if decode(pieces, reference) != text:  # cannot happen; a wrong checkpoint is worse
             raise AssertionError(f"checkpoint encoding of {key} does not decode to itself")
         encoded[key] = pieces
-    last_write = max((file.stat().st_mtime for file in _cache_files(cache_prefix)),
-                     default=time.time())
-    kept = [dict(sitting) for sitting in sittings]
-    for sitting in kept:
-        if sitting.get("seconds") is None:
-            sitting.update(seconds=max(0.0, last_write - sitting["started"]), interrupted=True)
+    kept = close_interrupted(sittings, cache_prefix)
     checkpoint.parent.mkdir(parents=True, exist_ok=True)
     temporary = checkpoint.with_suffix(".tmp")
     temporary.write_text(json.dumps(
