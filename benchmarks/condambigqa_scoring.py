@@ -10,7 +10,11 @@ dropped (a partial F1) and its gold citations. Each measure runs in a fresh chil
 and reads its own peak resident set (``ru_maxrss``):
 
 - ``whole run``: the whole ``condambig-score`` command (loading, parsing, matching, summary,
-  bootstrap, provenance, the printed JSON);
+  bootstrap, provenance, the printed JSON), whose judge-free load keeps each question
+  without its fragments' text (``PredictionFiles.lean_load``);
+- ``whole run, whole questions``: the same command with every question kept whole (as
+  before the lean load; a judged run still keeps them: the judge reads the prompt); both
+  must print the same result;
 - ``load, streamed``: the questions through the project's loader, and the outputs file;
 - ``load, whole file``: the file parsed whole by ``json.loads``, then each record converted
   (the loader before), and the outputs file.
@@ -97,10 +101,15 @@ def _child(command: list[str], env: dict[str, str]) -> tuple[str, float]:
     return result.stdout, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-# a command run with its peak resident set written to a file when it exits
+# a command run with its peak resident set written to a file when it exits; "whole" runs it
+# with the questions loaded whole (no lean load: every fragment's text kept)
 _PEAK = """
 import atexit, resource, runpy, sys
-peak_file, sys.argv = sys.argv[1], sys.argv[2:]
+peak_file, way, sys.argv = sys.argv[1], sys.argv[2], sys.argv[3:]
+if way == "whole":
+    from condambig_tasks.benchmark import PredictionFiles
+    from condambig_tasks.condambigqa.benchmark import CondAmbigQA
+    CondAmbigQA.prediction_files = PredictionFiles()
 atexit.register(lambda: open(peak_file, "w").write(
     str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)))
 runpy.run_path(sys.argv[0], run_name="__main__")
@@ -122,11 +131,15 @@ def main() -> None:
         megabytes = (reference.stat().st_size + outputs.stat().st_size) / 1e6
         env["CONDAMBIG_DATA_DIR"] = str(folder / "data")
         peak_file = folder / "peak.txt"
-        command = [sys.executable, "-c", _PEAK, str(peak_file), score_command, "condambigqa", "--outputs", str(outputs), "--setting",
-                   args.setting]
-        printed, score_cpu = _child(command, env)
-        score_peak = int(peak_file.read_text())
-        result = json.loads(printed)
+        runs, printed_by = {}, {}
+        for way in ("lean", "whole"):
+            command = [sys.executable, "-c", _PEAK, str(peak_file), way, score_command,
+                       "condambigqa", "--outputs", str(outputs), "--setting", args.setting]
+            printed_by[way], cpu = _child(command, env)
+            runs[way] = (int(peak_file.read_text()), cpu)
+        if printed_by["lean"] != printed_by["whole"]:
+            raise SystemExit("the lean and whole-question runs printed different results")
+        result = json.loads(printed_by["lean"])
         loads = {}
         for way in ("streamed", "whole"):
             stdout, cpu = _child([sys.executable, "-c", _LOAD, str(outputs), args.setting, way],
@@ -134,9 +147,13 @@ def main() -> None:
             loads[way] = (int(stdout.split()[2]), cpu)
     print(f"condambigqa ({args.setting}), {args.items:,} outputs, no judge; inputs "
           f"{megabytes:,.0f} MB on disk; parse rate {result['metrics'].get('parse_rate')}")
-    print(f"  whole run        : peak {score_peak / 1024:,.0f} MB, {score_cpu:.1f} s CPU "
-          f"({score_peak * 1024 / args.items / 1000:.1f} KB per output)")
-    for way, label in (("streamed", "load, streamed  "), ("whole", "load, whole file")):
+    for way, label in (("lean", "whole run, lean load".ljust(26)), ("whole", "whole run, whole questions")):
+        peak, cpu = runs[way]
+        print(f"  {label} : peak {peak / 1024:,.0f} MB, {cpu:.1f} s CPU "
+              f"({peak * 1024 / args.items / 1000:.1f} KB per output)")
+    print(f"  whole questions / lean peak: {runs['whole'][0] / runs['lean'][0]:.2f}x "
+          "(the same printed result)")
+    for way, label in (("streamed", "load, streamed".ljust(26)), ("whole", "load, whole file".ljust(26))):
         peak, cpu = loads[way]
         print(f"  {label} : peak {peak / 1024:,.0f} MB, {cpu:.1f} s CPU")
     print(f"  whole file / streamed peak: {loads['whole'][0] / loads['streamed'][0]:.2f}x")

@@ -196,7 +196,9 @@ class PredictionFiles:
     ``raw`` is not in that format); reference data in the upstream format for ``--ref``
     (``reference(path, options)`` -> items; None: no ``--ref``); the item id of an outputs
     file's row (``output_id``); baselines scored by name (``named``: name -> item ->
-    output)."""
+    output); a judge-free run's load that keeps less of each item than ``load`` for a
+    split too large to hold whole (``lean_load(options, seen)`` -> items, ``seen`` given
+    each whole item as it is read, in order, for the provenance digest; None: ``load``)."""
 
     aliases: tuple[str, ...] = ()
     format: str = ""
@@ -204,6 +206,7 @@ class PredictionFiles:
     reference: Callable[[Any, Any], list[Any]] | None = None
     output_id: Callable[[Mapping[str, Any]], str] = row_id
     named: Mapping[str, Callable[[Any], Any]] = field(default_factory=dict)
+    lean_load: Callable[[Any, Callable[[Any], None]], list[Any]] | None = None
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,7 @@ from condambig_tasks.progress import Progress, show_project_logs
 from condambig_tasks.provenance import (
     OUTPUTS_SHA256_KEY,
     SCORING_SHA256_KEY,
+    RecordsDigest,
     outputs_sha256,
     provenance_block,
     record_scoring_sha256,
@@ -142,10 +143,15 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
     if args.limit is not None and args.limit < 1:
         raise PredictionFileError("--limit must be at least 1")
     reference = getattr(args, "ref", None)
+    lean_load, digest = benchmark.prediction_files.lean_load, None
     with recording_sources() as sources:
-        items = (benchmark.prediction_files.reference(reference, options)
-                 if reference is not None
-                 else load_items(benchmark, options))
+        if reference is not None:
+            items = benchmark.prediction_files.reference(reference, options)
+        elif lean_load is not None and not run.needs_corpus_step:
+            digest = RecordsDigest(benchmark)  # the whole items, hashed as they are read
+            items = load_items(benchmark, options, lambda given: lean_load(given, digest.add))
+        else:
+            items = load_items(benchmark, options)
     by_id = {benchmark.item_id(item): item for item in items}
     if logged is None:
         outputs, non_text = _read_outputs(benchmark, args.outputs, items, options)
@@ -246,7 +252,8 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
                            "cache_hits": stats.cache_hits, "failures": stats.failures,
                            "max_failed": config.max_failed}
     result["provenance"] = provenance_block(
-        benchmark, options, items, sources, judge=None if engine is None else engine.model_name)
+        benchmark, options, items, sources, judge=None if engine is None else engine.model_name,
+        digest=digest)
     result["provenance"][OUTPUTS_SHA256_KEY] = outputs_sha256(scored_outputs)
     record_scoring_sha256(result["provenance"])
     if config is not None and config.base_url:

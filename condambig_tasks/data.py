@@ -20,7 +20,7 @@ import stat
 import threading
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -319,10 +319,12 @@ def unreachable(url: str, timeout: float = CONNECT_TIMEOUT) -> str | None:
     return outcome[0] if outcome else f"{host}:{port}: no answer within {timeout:g} s"
 
 
-def load_items(benchmark: Benchmark, options: Any) -> list[Any]:
-    """The benchmark's items; no items is an error naming where they were looked for (a
-    run over zero items would report nothing and exit as if it had succeeded)."""
-    items = benchmark.load(options)
+def load_items(benchmark: Benchmark, options: Any,
+               load: Callable[[Any], list[Any]] | None = None) -> list[Any]:
+    """The benchmark's items (``load``: another way to them than ``benchmark.load``); no
+    items is an error naming where they were looked for (a run over zero items would
+    report nothing and exit as if it had succeeded)."""
+    items = (load or benchmark.load)(options)
     if not items:
         root = settings.data_dir()
         folders = benchmark.catalogue.data_folders

@@ -42,11 +42,31 @@ def records_sha256(benchmark: Benchmark, items: Sequence[Any],
         records = (benchmark.to_record(item) for item in items)
     elif len(records) != len(items):
         raise ValueError(f"{len(records)} records for {len(items)} items")
-    digest = hashlib.sha256()
+    digest = RecordsDigest(benchmark)
     for record in records:
-        digest.update(record_line(record))
-        digest.update(b"\n")
+        digest.add_record(record)
     return digest.hexdigest()
+
+
+class RecordsDigest:
+    """:func:`records_sha256` taken one item at a time, as a load reads them (a lean load
+    keeps less of each item than its record holds)."""
+
+    def __init__(self, benchmark: Benchmark) -> None:
+        self.benchmark = benchmark
+        self.count = 0
+        self._sha = hashlib.sha256()
+
+    def add(self, item: Any) -> None:
+        self.add_record(self.benchmark.to_record(item))
+
+    def add_record(self, record: Mapping[str, Any]) -> None:
+        self._sha.update(record_line(record))
+        self._sha.update(b"\n")
+        self.count += 1
+
+    def hexdigest(self) -> str:
+        return self._sha.hexdigest()
 
 
 OUTPUTS_SHA256_KEY = "outputs_sha256"  # where a result records :func:`outputs_sha256`
@@ -135,8 +155,12 @@ def provenance_block(
     sources: Sequence[Mapping[str, Any]], *, judge: str | None = None,
     roles: Mapping[str, Any] | None = None,
     records: Sequence[Mapping[str, Any]] | None = None,
+    digest: RecordsDigest | None = None,
 ) -> dict[str, Any]:
-    """``records``: the items' JSON records when already built (see :func:`records_sha256`)."""
+    """``records``: the items' JSON records when already built (see :func:`records_sha256`);
+    ``digest``: their digest when taken as they were read (a lean load)."""
+    if digest is not None and digest.count != len(items):
+        raise ValueError(f"a digest of {digest.count} records for {len(items)} items")
     return json_safe({
         "benchmark": benchmark.name,
         "task_version": benchmark.version,
@@ -144,7 +168,8 @@ def provenance_block(
         "data": {
             "sources": [dict(source) for source in sources],
             "records": len(items),
-            "records_sha256": records_sha256(benchmark, items, records),
+            "records_sha256": (digest.hexdigest() if digest is not None
+                               else records_sha256(benchmark, items, records)),
         },
         "judge": judge,
         "models": benchmark.models(options, roles),

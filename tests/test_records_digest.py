@@ -14,7 +14,7 @@ import pytest
 from condambig_tasks import registry
 from condambig_tasks.benchmark import Benchmark, json_safe
 from condambig_tasks.data import load_items
-from condambig_tasks.provenance import records_sha256
+from condambig_tasks.provenance import RecordsDigest, records_sha256
 from tests.test_contract import lm_eval_hooks
 
 BENCHMARKS = sorted(registry.BENCHMARKS)
@@ -77,3 +77,23 @@ def test_lm_eval_builds_each_record_once(use_fixture_data, monkeypatch, name):
     options = {"task_options": {"subtask": "detection"}} if name == "abg_coqa" else {}
     docs = utils.load_docs(version=1.2, **options)["test"]
     assert len(calls) == len(docs)
+
+
+@pytest.mark.parametrize("name", [name for name in BENCHMARKS
+                                  if registry.get(name).prediction_files.lean_load])
+def test_a_lean_load_sees_every_whole_item_in_order(use_fixture_data, name):
+    """A judge-free condambig-score run's lean load: the same items by id, in order, scored
+    alike, and every whole item given to the digest (the records_sha256 of ``load``)."""
+    benchmark = registry.get(name)
+    options = benchmark.options({})
+    whole = load_items(benchmark, options)
+    digest = RecordsDigest(benchmark)
+    lean = benchmark.prediction_files.lean_load(options, digest.add)
+    assert [benchmark.item_id(item) for item in lean] == [
+        benchmark.item_id(item) for item in whole]
+    assert digest.count == len(whole)
+    assert digest.hexdigest() == records_sha256(benchmark, whole)
+    for full, kept in zip(whole, lean, strict=True):
+        target = benchmark.target(full, options)
+        output = json.dumps(target)
+        assert benchmark.score(kept, output, options) == benchmark.score(full, output, options)

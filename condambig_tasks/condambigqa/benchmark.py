@@ -11,7 +11,7 @@ other settings their balanced answer (and citation) scores (Fig. 4, Table 3).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -24,6 +24,7 @@ from condambig_tasks.benchmark import (
     Catalogue,
     MetricSpec,
     Paper,
+    PredictionFiles,
     Runtime,
     ScoredSample,
     Variant,
@@ -111,6 +112,18 @@ PAPER_JUDGE = "gpt-4o-mini"
 
 # questions per release (Li et al.; the 200-question release is the original one)
 RELEASE_SIZES = {Release.TWO_K: 2000, Release.ORIGINAL: 200}
+
+
+def _lean_load(options: CondAmbigQAOptions,
+               seen: Callable[[CondAmbigQuestion], None]) -> list[CondAmbigQuestion]:
+    """Judge-free scoring reads a question's gold and how many fragments it has: each
+    question is given whole to ``seen`` (the provenance digest) and kept without its
+    fragments' text (1.5 GB at 100,000 questions)."""
+    def keep(question: CondAmbigQuestion) -> CondAmbigQuestion:
+        seen(question)
+        return question.without_fragment_text()
+
+    return load_questions(options.release, options.hub_revision, keep)
 
 
 class CondAmbigQA(Benchmark[CondAmbigQAOptions, CondAmbigQuestion]):
@@ -205,6 +218,8 @@ class CondAmbigQA(Benchmark[CondAmbigQAOptions, CondAmbigQuestion]):
 
     def load(self, options: CondAmbigQAOptions) -> list[CondAmbigQuestion]:
         return load_questions(options.release, options.hub_revision)
+
+    prediction_files = PredictionFiles(lean_load=_lean_load)
 
     def prompt(self, item: CondAmbigQuestion, options: CondAmbigQAOptions) -> str:
         return build_prompt(item, options.setting, options.prompt_options)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -71,12 +71,16 @@ _NUMBERED_TITLE = re.compile(r"^\s*(\d+)\s*[.):-]\s*(.*)$", re.DOTALL)
 
 
 def load_questions(
-    release: Release | str = Release.TWO_K, hub_revision: str | None = None
-) -> list[CondAmbigQuestion]:
+    release: Release | str = Release.TWO_K, hub_revision: str | None = None,
+    keep: Callable[[CondAmbigQuestion], Any] | None = None,
+) -> list[Any]:
     """All questions of a release. Locally: the release's own file
     (``condambigqa_2k.json`` / ``mcaqa.json``) when present, else every
     ``condambigqa/*.json[l]`` file (with a warning naming them); else the hub (at
-    ``hub_revision``, a commit sha to pin, else the revision recorded in HUB_SOURCES)."""
+    ``hub_revision``, a commit sha to pin, else the revision recorded in HUB_SOURCES).
+    ``keep``: what is kept of each question, given it as soon as it is read (default: all
+    of it)."""
+    keep = keep or (lambda question: question)
     release = Release(release)
     files = local_files(FOLDER, LOCAL_PATTERNS)
     own = [path for path in files if path.name == HUB_SOURCES[release].local_file_hint]
@@ -91,7 +95,7 @@ def load_questions(
     if files:
         source = ", ".join(str(p) for p in files)
         # each record becomes its question as it is read (a 2K file is 28 MB of JSON)
-        questions = [normalise_record(row, source) for path in files
+        questions = [keep(normalise_record(row, source)) for path in files
                      for row in read_json_rows(path, unwrap="data")]
     else:
         hub = HUB_SOURCES[release]
@@ -103,7 +107,7 @@ def load_questions(
         splits = list(dataset.keys()) if hasattr(dataset, "keys") else [None]
         logger.info("%s: using splits %s of %s", BENCHMARK, splits, hub.repository)
         source = hub.repository
-        questions = [normalise_record(row, source) for split in splits
+        questions = [keep(normalise_record(row, source)) for split in splits
                      for row in (dataset[split] if split else dataset)]
     if not questions:
         raise DataUnavailableError(BENCHMARK, FOLDER, [HUB_SOURCES[release].local_file_hint],

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from enum import Enum
 
 
@@ -36,6 +36,30 @@ class Fragment:
     text: str
 
 
+class DroppedFragment:
+    """A fragment whose title and text a judge-free ``condambig-score`` run does not keep:
+    its scoring reads only how many fragments a question has, and 100,000 questions' texts
+    are 1.5 GB. Reading what was dropped is an error, never an empty fragment."""
+
+    __slots__ = ()
+
+    @property
+    def title(self) -> str:
+        raise _dropped()
+
+    @property
+    def text(self) -> str:
+        raise _dropped()
+
+
+def _dropped() -> RuntimeError:
+    return RuntimeError("this CondAmbigQA question was loaded for judge-free scoring, "
+                        "which drops its fragments' text; load it with Benchmark.load")
+
+
+DROPPED_FRAGMENT = DroppedFragment()
+
+
 @dataclass(frozen=True, slots=True)
 class GoldProperty:
     """A ground-truth condition with its answer and the fragment numbers (1-based) citing it."""
@@ -54,6 +78,11 @@ class CondAmbigQuestion:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def without_fragment_text(self) -> CondAmbigQuestion:
+        """The question as judge-free scoring needs it: as many fragments, none of their
+        text (:class:`DroppedFragment`)."""
+        return replace(self, fragments=(DROPPED_FRAGMENT,) * len(self.fragments))
 
     @classmethod
     def from_dict(cls, data: dict) -> CondAmbigQuestion:
