@@ -54,7 +54,11 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks import report_checkpoint  # noqa: E402
 from condambig_tasks import local_model, registry, settings  # noqa: E402
-from condambig_tasks.benchmark import headline_metric, reported_values  # noqa: E402
+from condambig_tasks.benchmark import (  # noqa: E402
+    TaskVersion,
+    headline_metric,
+    reported_values,
+)
 from tests.support import real_model  # noqa: E402
 from tests.support.real_model import ROUTES, ServedModel  # noqa: E402
 
@@ -623,7 +627,8 @@ def _recovery_note(m: Measured) -> str | None:
 
 
 def render(measured: Sequence[Measured], extras: Mapping[str, str],
-           pending: Sequence[PlannedRun], plan_name: str) -> str:
+           pending: Sequence[PlannedRun], plan_name: str,
+           again: Sequence[PlannedRun] = ()) -> str:
     chat = [m for m in measured if m.plan.config == "chat" and m.plan.route == "lm_eval_hf"]
     lines = [
         "# Evaluation report: SmolLM2-135M-Instruct through the suite",
@@ -647,6 +652,10 @@ def render(measured: Sequence[Measured], extras: Mapping[str, str],
         lines += [f"**Not yet measured** ({len(pending)} runs of the `{plan_name}` plan; 2 CPU "
                   "cores run it over several sittings, and the same command continues it): "
                   + ", ".join(f"`{plan.name}` ({plan.limit})" for plan in pending) + ".", ""]
+    if again:
+        lines += ["**To be run again** after those (printed at a task version whose scores can "
+                  "differ from today's; their rows show the old run until then): "
+                  + ", ".join(f"`{plan.name}`" for plan in again) + ".", ""]
     short = [m for m in chat if m.plan.limit < 100]
     if short:
         lines += ["Prefixes shorter than 100 items: "
@@ -945,6 +954,15 @@ def load_records(plans: Sequence[PlannedRun], records: Path
     return measured, stopped
 
 
+def stale_runs(measured: Mapping[PlannedRun, Measured]) -> list[PlannedRun]:
+    """Runs printed at a task version whose scores can differ from today's (another
+    comparability number N): run again after the plan's unmeasured runs, so that every
+    run's ``--from-log`` reproduces the numbers it printed."""
+    return [plan for plan, m in measured.items() if m.run_version is not None
+            and TaskVersion(m.run_version).comparability
+            != TaskVersion(registry.get(m.benchmark).version).comparability]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-dir", type=Path,
@@ -988,7 +1006,8 @@ def main(argv: list[str] | None = None) -> int:
                 "written when the plan's runs are done",
         }
         pending = [plan for plan in plans if plan not in measured and plan not in stopped]
-        args.write.write_text(render(ordered, extras, pending, args.plan) + "\n")
+        args.write.write_text(render(ordered, extras, pending, args.plan,
+                                     stale_runs(measured)) + "\n")
 
     def record(plan: PlannedRun, run_env: dict[str, str]) -> None:
         out = args.runs / plan.name
@@ -1005,6 +1024,8 @@ def main(argv: list[str] | None = None) -> int:
 
     todo = [plan for plan in plans if plan not in measured and plan not in stopped
             and (not args.report_only or (args.runs / plan.name / "run.json").is_file())]
+    stale = [] if args.report_only else stale_runs(measured)
+    todo += stale
     with contextlib.ExitStack() as stack:
         served: ServedModel | None = None
         for plan in todo:  # in plan order; the server is started for the first run needing it
@@ -1016,6 +1037,11 @@ def main(argv: list[str] | None = None) -> int:
                 judge = {**served.judge_environment(), **JUDGE_SETTINGS} \
                     if plan.config == "judged" else {}
                 run_env = {**env, **served.environment(), **judge}
+            if plan in stale:  # its record stays on the page until the new one replaces it
+                print(f"[report] {plan.name}: printed at version {measured[plan].run_version}, "
+                      "whose scores can differ from today's: run again", file=sys.stderr,
+                      flush=True)
+                shutil.rmtree(args.runs / plan.name, ignore_errors=True)
             if not args.report_only:
                 run_one(plan, folder, args.runs, run_env,
                         served if ROUTE[plan.route].served else None, out_dir / "partial")

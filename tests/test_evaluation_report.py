@@ -143,6 +143,30 @@ def test_a_run_printed_at_an_older_version_says_why_it_is_not_reproduced(report)
     assert (back.run_version, back.scored_version) == ("3-A", "4-A")
 
 
+def test_a_run_printed_at_another_comparability_version_is_run_again(report):
+    """Today's version of the run's benchmark decides: another N (scores can differ) is run
+    again; another interface letter, or an unrecorded version, is not."""
+    version = report.registry.get("ambignq").version
+    number, letter = version.split("-")
+    older = f"{int(number) - 1}-A" if int(number) > 1 else None
+    runs = {
+        report.PlannedRun("chat", "lm_eval_hf", "ambignq", 100): _record(
+            report, run_version=f"{number}-{chr(ord(letter) + 1)}"),
+        report.PlannedRun("plain", "lm_eval_hf", "ambignq", 100): _record(
+            report, run_version=None),
+    }
+    assert report.stale_runs(runs) == []
+    if older is not None:
+        plan = report.PlannedRun("chat", "inspect_hf", "ambignq", 100)
+        runs[plan] = _record(report, run_version=older)
+        assert report.stale_runs(runs) == [plan]
+    plan = report.PlannedRun("chat", "lm_eval_served", "ambignq", 100)
+    runs[plan] = _record(report, run_version=f"{int(number) + 1}-A")
+    assert plan in report.stale_runs(runs)
+    text = report.render(list(runs.values()), {}, [], "full", report.stale_runs(runs))
+    assert "**To be run again**" in text and f"`{plan.name}`" in text
+
+
 class _Template:
     """A chat template stand-in: what the tokenizer's ``apply_chat_template`` does with
     messages, as text."""
