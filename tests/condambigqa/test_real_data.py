@@ -51,3 +51,25 @@ def test_gold_fed_back_scores_full_citation_and_zero_count_difference(questions)
     assert mean(s.citation for s in with_citations) == 1.0
     assert summary["count_difference"] == 0
     assert summary["parse_rate"] == 1.0
+
+
+def test_a_lean_load_of_the_real_file_hashes_and_scores_as_the_whole_one(real_data_dir,
+                                                                        questions):
+    """condambig-score's judge-free load of the authors' file: the provenance digest of
+    the whole questions and the same scores of the gold fed back with its citations."""
+    from condambig_tasks import registry
+    from condambig_tasks.provenance import RecordsDigest, records_sha256
+
+    benchmark = registry.get("condambigqa")
+    options = benchmark.options({"release": "200"})
+    digest = RecordsDigest(benchmark)
+    lean = load_from_real_data(real_data_dir, "condambigqa/mcaqa.json",
+                               lambda: benchmark.prediction_files.lean_load(options,
+                                                                           digest.add))
+    assert digest.hexdigest() == records_sha256(benchmark, questions)
+    assert [q.id for q in lean] == [q.id for q in questions]
+    for whole, kept in zip(questions, lean, strict=True):
+        output = json.dumps({"conditions": [
+            {"condition": p.condition, "answer": p.answer, "citations": list(p.fragments)}
+            for p in whole.properties]})
+        assert benchmark.score(kept, output, options) == benchmark.score(whole, output, options)
