@@ -169,6 +169,7 @@ class CondAmbigQA(Benchmark[CondAmbigQAOptions, CondAmbigQuestion]):
     suite_member = "condambigqa"
     options_type = CondAmbigQAOptions
     paper_judge = PAPER_JUDGE
+    prediction_files = PredictionFiles(lean_load=_lean_load)
     # Table 2 ranks on Combined; Fig. 4's answer scores (gold conditions, no conditions) and
     # Table 3's closed-book column are balanced_answer; without a judge only the citation
     # score is judge-free
@@ -218,8 +219,6 @@ class CondAmbigQA(Benchmark[CondAmbigQAOptions, CondAmbigQuestion]):
 
     def load(self, options: CondAmbigQAOptions) -> list[CondAmbigQuestion]:
         return load_questions(options.release, options.hub_revision)
-
-    prediction_files = PredictionFiles(lean_load=_lean_load)
 
     def prompt(self, item: CondAmbigQuestion, options: CondAmbigQAOptions) -> str:
         return build_prompt(item, options.setting, options.prompt_options)
