@@ -1041,7 +1041,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"[report] {plan.name}: printed at version {measured[plan].run_version}, "
                       "whose scores can differ from today's: run again", file=sys.stderr,
                       flush=True)
-                shutil.rmtree(args.runs / plan.name, ignore_errors=True)
+                if (args.runs / plan.name / "run.json").is_file():  # the old run's folder; a
+                    # rerun stopped in an earlier sitting keeps its folder and resumes
+                    shutil.rmtree(args.runs / plan.name)
             if not args.report_only:
                 run_one(plan, folder, args.runs, run_env,
                         served if ROUTE[plan.route].served else None, out_dir / "partial")

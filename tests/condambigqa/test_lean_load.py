@@ -5,29 +5,15 @@ dropped text is an error, not an empty fragment."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from condambig_tasks import registry
 from condambig_tasks.benchmark import PredictionFiles
-from condambig_tasks.cli import main
 from condambig_tasks.condambigqa.benchmark import CondAmbigQA
 from condambig_tasks.condambigqa.prompts import build_prompt
 from condambig_tasks.condambigqa.records import DroppedFragment, Setting
 from condambig_tasks.provenance import load_records_with_provenance
-from tests.condambigqa.test_consistency import RAW_OUTPUTS
-
-
-def _score(tmp_path, capsys, *flags: str) -> dict:
-    outputs = tmp_path / "outputs.json"
-    outputs.write_text(json.dumps([{"id": k, "output": v} for k, v in RAW_OUTPUTS.items()]))
-    per_question = tmp_path / "per_question.jsonl"
-    assert main(["condambigqa", "--outputs", str(outputs), "--per-question",
-                 str(per_question), *flags]) == 0
-    result = json.loads(capsys.readouterr().out)
-    result["per_question"] = per_question.read_text()
-    return result
+from tests.condambigqa.test_consistency import _cli
 
 
 @pytest.mark.parametrize("setting", [s.value for s in Setting])
@@ -41,17 +27,17 @@ def test_a_lean_run_equals_a_run_over_the_whole_questions(use_fixture_data, tmp_
         return original(self, item, output, options)
 
     monkeypatch.setattr(CondAmbigQA, "score", spy)
-    lean = _score(tmp_path, capsys, "--setting", setting)
+    lean = _cli(tmp_path, capsys, ("--setting", setting))  # (summary, per question)
     assert scored_with and set(scored_with) == {DroppedFragment}  # the lean load was used
     scored_with.clear()
     monkeypatch.setattr(CondAmbigQA, "prediction_files", PredictionFiles())
-    whole = _score(tmp_path, capsys, "--setting", setting)
+    whole = _cli(tmp_path, capsys, ("--setting", setting))
     assert DroppedFragment not in scored_with
     assert lean == whole
     benchmark = registry.get("condambigqa")
     _, _, provenance = load_records_with_provenance(
         benchmark, benchmark.options({"setting": setting}))
-    assert lean["provenance"]["data"] == provenance["data"]
+    assert lean[0]["provenance"]["data"] == provenance["data"]
 
 
 def test_a_dropped_fragment_text_is_an_error(use_fixture_data):
