@@ -21,7 +21,6 @@ import argparse
 import ast
 import dataclasses
 import inspect
-import math
 import os
 import re
 import sys
@@ -34,8 +33,8 @@ from urllib.parse import urlparse
 
 import yaml
 
-from condambig_tasks import registry
-from condambig_tasks.benchmark import Benchmark, find_variant
+from condambig_tasks import registry, run_logs
+from condambig_tasks.benchmark import Benchmark, find_variant, headline_metric
 from condambig_tasks.errors import TRACEBACK_VARIABLE, CondambigError
 
 PROG = "condambig-register"
@@ -208,64 +207,44 @@ def log_files(paths: Sequence[str]) -> list[Path]:
 
 
 def read_run(path: Path) -> LoggedRun:
-    """One log's row: the model, its headline metric (and stderr), what the run used."""
-    from inspect_ai.log import read_eval_log
-
+    """One log's row: the model, its headline metric (and stderr), what the run used; read
+    by the project's one reader of finished runs (:func:`run_logs.read_results`)."""
     try:
-        log = read_eval_log(str(path), header_only=True)
-    except Exception as error:  # a file that is not an Inspect log
-        raise RegisterError(f"{path}: cannot be read as an Inspect log "
-                            f"({type(error).__name__}).") from None
-    spec = log.eval
-    metadata = spec.metadata or {}
-    # `inspect eval condambig/<task>` logs the task with its package; a run by file path
-    # (`inspect eval inspect_tasks/<file>.py@<task>`) without: the benchmark the task
-    # recorded says it is one of ours (write_entries checks it is the task's benchmark)
-    benchmark = metadata.get("benchmark")
-    if not isinstance(benchmark, str) or benchmark not in registry.available():
-        raise RegisterError(f"{path}: task {spec.task!r} is not a condambig Inspect task.")
-    if log.status != "success" or log.results is None:
-        raise RegisterError(f"{path}: the run did not finish (status {log.status}); "
-                            "report finished runs only.")
-    task = spec.task.removeprefix(INSPECT_PREFIX)
-    headline = metadata.get("headline_metric")
-    if not isinstance(headline, str):
+        found = run_logs.read_results([path])
+    except CondambigError as error:
+        raise RegisterError(str(error)) from None
+    runs = [run for run in found.runs if run.framework == run_logs.INSPECT]
+    if not runs:
+        why = found.notices[0].removeprefix(f"skipped {path}: ") if found.notices else \
+            "not an Inspect log"
+        raise RegisterError(f"{path}: {why}; give finished runs of condambig Inspect tasks.")
+    [run] = runs
+    benchmark = registry.get(run.benchmark)
+    headline = headline_metric(benchmark, benchmark.options(dict(run.options)),
+                               run.judge is not None)
+    if headline is None:
         raise RegisterError(f"{path}: the run has no headline metric (a setting that needs "
                             "a judge, run without one); report runs with a headline.")
-    metrics = {name: metric.value for score in log.results.scores
-               for name, metric in score.metrics.items()}
-    value = metrics.get(headline)
-    if not isinstance(value, int | float) or not math.isfinite(value):
-        raise RegisterError(f"{path}: headline {headline} has no value ({value!r}); "
-                            "see the log's null_reasons.")
+    value = run.metrics.get(headline)
+    if value is None:
+        raise RegisterError(f"{path}: headline {headline} has no value; see the log's "
+                            "null_reasons.")
     reported = [{"key": headline, "value": float(value)}]
-    stderr = metrics.get(f"{headline}_stderr")
-    if isinstance(stderr, int | float) and math.isfinite(stderr):
-        reported.append({"key": "stderr", "value": float(stderr)})
-    model = spec.model
-    row: dict[str, Any] = {"model": model, "provider": model.split("/", 1)[0], "task": task,
-                           "metrics": reported, "date": str(spec.created)[:10],
-                           "samples": log.results.completed_samples}
-    arguments = {key: value for key, value in (spec.task_args or {}).items()
-                 if value is not None}
-    if arguments:
-        row["task_args"] = arguments
-    grader = _grader(spec.model_roles)
-    if grader:
-        row["grader"] = grader
-    flags = "".join(f" -T {key}={value}" for key, value in arguments.items())
-    if grader:
-        flags += f" --model-role grader={grader}"
-    version = metadata.get("full_task_version") or spec.task_version
-    return LoggedRun(path=path, task=task, benchmark=benchmark, row=row, version=str(version),
-                     command=f"inspect eval {INSPECT_PREFIX}{task}{flags} --model {{model}}")
-
-
-def _grader(roles: Any) -> str | None:
-    grader = (roles or {}).get("grader")
-    if isinstance(grader, list):
-        grader = grader[0] if grader else None
-    return getattr(grader, "model", None) if grader is not None else None
+    if headline in run.stderr:
+        reported.append({"key": "stderr", "value": float(run.stderr[headline])})
+    row: dict[str, Any] = {"model": run.model, "provider": run.model.split("/", 1)[0],
+                           "task": run.task, "metrics": reported,
+                           "date": (run.created or "")[:10], "samples": run.n}
+    if run.task_args:
+        row["task_args"] = dict(run.task_args)
+    if run.judge:
+        row["grader"] = run.judge
+    flags = "".join(f" -T {key}={value}" for key, value in run.task_args.items())
+    if run.judge:
+        flags += f" --model-role grader={run.judge}"
+    return LoggedRun(path=path, task=run.task, benchmark=run.benchmark, row=row,
+                     version=str(run.version),
+                     command=f"inspect eval {INSPECT_PREFIX}{run.task}{flags} --model {{model}}")
 
 
 def evaluation_report(task: InspectTask, runs: Sequence[LoggedRun], commit: str,

@@ -1,5 +1,6 @@
 """The one reader of finished framework runs: lm-eval's results and samples, Inspect logs
-and saved ``condambig-score`` JSON, for ``condambig-score --from-log`` and ``condambig-report``.
+and saved ``condambig-score`` JSON, for ``condambig-score --from-log``, ``condambig-report``
+and ``condambig-register``.
 
 Each source is read the way its framework writes it:
 
@@ -721,6 +722,8 @@ class RunResult:
     # (their names; a hub dataset's name), None / () when not recorded
     data_records: int | None = None
     data_sources: tuple[str, ...] = ()
+    version: str | None = None  # the task version the run recorded (None: not recorded)
+    task_args: Mapping[str, Any] = field(default_factory=dict)  # Inspect's -T, as given
 
 
 @dataclass
@@ -946,7 +949,10 @@ def _inspect_result(path: Path) -> tuple[list[RunResult], list[str]]:
                       variant=variant, task=task, metrics=metrics, stderr=stderr,
                       n=_int(log.results.completed_samples), options=options, judge=judge,
                       judge_base_url=_grader_base_url(spec.model_roles) if judge else None,
-                      created=str(spec.created), **_data_read(provenance))], []
+                      created=str(spec.created), **_data_read(provenance),
+                      version=str(metadata.get("full_task_version") or spec.task_version),
+                      task_args={key: value for key, value in (spec.task_args or {}).items()
+                                 if value is not None})], []
 
 
 def _inspect_metrics(scores: Iterable[Any]) -> tuple[dict[str, float | None], dict[str, float]]:
