@@ -69,7 +69,8 @@ def load_entries(out: Path) -> dict[str, Any]:
 
 def inspect_log(path: Path, task: str, model: str, metrics: dict[str, float], *,
                 headline: str | None, version: str, completed: int = 3,
-                benchmark: str | None = None) -> Path:
+                benchmark: str | None = None, grader: str | None = None,
+                metadata: dict | None = None) -> Path:
     from inspect_ai.log import (
         EvalConfig,
         EvalDataset,
@@ -81,10 +82,14 @@ def inspect_log(path: Path, task: str, model: str, metrics: dict[str, float], *,
         write_eval_log,
     )
 
+    from inspect_ai.model._model_config import ModelConfig
+
     benchmark = benchmark or task.split("/")[-1].split("_detection")[0]
     spec = EvalSpec(created="2026-01-02T03:04:05+00:00", task=task, task_version=version,
                     dataset=EvalDataset(), model=model, config=EvalConfig(),
-                    metadata={"benchmark": benchmark, "headline_metric": headline})
+                    metadata={"benchmark": benchmark, "headline_metric": headline,
+                              **(metadata or {})},
+                    model_roles={"grader": ModelConfig(model=grader)} if grader else None)
     results = EvalResults(total_samples=completed, completed_samples=completed,
                           scores=[EvalScore(name=benchmark, scorer=benchmark, metrics={
                               name: EvalMetric(name=name, value=value)
@@ -193,6 +198,29 @@ def test_logs_give_an_evaluation_report_of_the_headline(tmp_path):
     assert report.notes == ["Runs on part of the split: openai/model-a: 3 of 2002 samples."]
     assert all(entry.evaluation_report is None for name, entry in entries.items()
                if name != "ambignq")
+
+
+def test_the_grader_is_listed_for_a_judged_run_only(tmp_path):
+    """The row and its command name the grader of a judged run; a grader role given to a
+    run that did not judge (``-T judge=false``) changed no number and is left out."""
+    version = registry.get("condambigqa").version
+    metrics = {"combined_score": 0.4, "combined_score_stderr": 0.05, "citation_score": 0.5}
+    inspect_log(tmp_path / "judged.eval", "condambig/condambigqa", "hf/m", metrics,
+                headline="combined_score", version=version, grader="openai/judge",
+                metadata={"judged": True})
+    inspect_log(tmp_path / "plain.eval", "condambig/condambigqa", "hf/n", metrics,
+                headline="citation_score", version=version, grader="openai/judge")
+    result = register(tmp_path / "register", str(tmp_path / "judged.eval"),
+                      str(tmp_path / "plain.eval"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    report = load_entries(tmp_path / "register")["condambigqa"].evaluation_report
+    rows = {row.model: row for row in report.results}
+    assert [(m.key, m.value) for m in rows["hf/m"].metrics] == \
+        [("combined_score", 0.4), ("stderr", 0.05)]
+    assert [(m.key, m.value) for m in rows["hf/n"].metrics] == [("citation_score", 0.5)]
+    assert rows["hf/m"].command == \
+        "inspect eval condambig/condambigqa --model-role grader=openai/judge --model hf/m"
+    assert rows["hf/n"].command == "inspect eval condambig/condambigqa --model hf/n"
 
 
 def test_a_run_by_file_path_is_the_tasks_run(tmp_path):
