@@ -81,8 +81,7 @@ def inspect_log(path: Path, task: str, model: str, metrics: dict[str, float], *,
         EvalSpec,
         write_eval_log,
     )
-
-    from inspect_ai.model._model_config import ModelConfig
+    from inspect_ai.model import ModelConfig
 
     benchmark = benchmark or task.split("/")[-1].split("_detection")[0]
     spec = EvalSpec(created="2026-01-02T03:04:05+00:00", task=task, task_version=version,
