@@ -129,7 +129,10 @@ def test_judgements_made_without_logprobs_are_not_served_to_a_weighted_run(
     server.reset()
     rerun = judge_blocking(make_engine(server, cache=JudgeCache(path)), requests)
     assert all(r.cached for r in rerun)
-    assert server.stats()["outcomes"] == {"refused-logprobs": 1}
+    # only refusals were sent: those started before the first came back (one on a quiet
+    # machine; the engine's start lets a second go after 25 ms, which a loaded one takes)
+    outcomes = server.stats()["outcomes"]
+    assert set(outcomes) == {"refused-logprobs"} and 1 <= outcomes["refused-logprobs"] <= 4
     # the endpoint now returns log-probabilities: judged again, weighted, as a clean run
     server.set_script(SCRIPT)
     server.reset()
