@@ -571,11 +571,22 @@ def _inspect_options(spec: Any, benchmark: str | None,
     options of the benchmark."""
     if recorded is not None:
         return recorded
-    options = {k: v for k, v in (spec.task_args or {}).items() if v is not None}
+    options = _task_args(spec)
     if benchmark is None or benchmark not in registry.available():
         return options
     known = {f.name for f in dataclasses.fields(registry.get(benchmark).options_type)}
     return {k: v for k, v in options.items() if k in known}
+
+
+def _task_args(spec: Any) -> dict[str, Any]:
+    """The ``-T`` arguments an Inspect run was given (those left at None dropped)."""
+    return {key: value for key, value in (spec.task_args or {}).items() if value is not None}
+
+
+def _task_version(metadata: Mapping[str, Any], block: Mapping[str, Any]) -> str | None:
+    """The full task version an Inspect run recorded: in its task metadata, else in its
+    provenance block (None: neither, e.g. an older log)."""
+    return _text(metadata.get("full_task_version")) or _text(block.get("task_version"))
 
 
 def _inspect_candidate(path: Path, header: Any) -> _Candidate:
@@ -646,8 +657,7 @@ def _read_inspect(path: Path, header: Any, benchmark: str | None) -> RunOutputs:
     return RunOutputs(task=spec.task, benchmark=benchmark or "?", options=options, judge={},
                       outputs=outputs, source=str(path), framework=INSPECT, reported=reported,
                       notes=tuple(notes), provenance=provenance, outputs_sha256=digest,
-                      task_version=_text(metadata.get("full_task_version"))
-                      or _text(block.get("task_version")),
+                      task_version=_task_version(metadata, block),
                       scoring_sha256=_recorded_digest(path, blocks, SCORING_SHA256_KEY),
                       later_epochs=tuple(by_epoch[1:]),
                       epochs_reducer=tuple([reducer] if isinstance(reducer, str)
@@ -950,9 +960,8 @@ def _inspect_result(path: Path) -> tuple[list[RunResult], list[str]]:
                       n=_int(log.results.completed_samples), options=options, judge=judge,
                       judge_base_url=_grader_base_url(spec.model_roles) if judge else None,
                       created=str(spec.created), **_data_read(provenance),
-                      version=str(metadata.get("full_task_version") or spec.task_version),
-                      task_args={key: value for key, value in (spec.task_args or {}).items()
-                                 if value is not None})], []
+                      version=_task_version(metadata, provenance) or str(spec.task_version),
+                      task_args=_task_args(spec))], []
 
 
 def _inspect_metrics(scores: Iterable[Any]) -> tuple[dict[str, float | None], dict[str, float]]:

@@ -130,8 +130,9 @@ def test_the_start_reaches_the_bound_without_waiting_for_replies(judge_server,
 
 
 def test_a_rate_limit_ends_the_start_and_halves_what_it_reached(monkeypatch) -> None:
-    """On the throttle's own clock (a loaded machine's sleeps overshoot: the start's
-    doubling would read them as more time)."""
+    """With ``time.monotonic`` frozen and moved by hand (a loaded machine's sleeps
+    overshoot, and the start's doubling would read them as more time); the event loop only
+    runs ready callbacks here, so it needs no clock of its own."""
     import time
 
     from condambig_metrics.judge import throttle as throttle_module
