@@ -28,6 +28,7 @@ from condambig_tasks import (
     json_files,
     registry,
     run_logs,
+    run_record,
     uncertainty,
 )
 from condambig_tasks.benchmark import (
@@ -104,6 +105,10 @@ def _add_arguments(parser: argparse.ArgumentParser, benchmark: Benchmark) -> Non
     parser.add_argument("--per-sample", "--per-question", "--per-example", dest="per_sample",
                         type=Path, metavar="FILE",
                         help="also write every sample's values and details (JSON Lines)")
+    parser.add_argument("--record", type=Path, metavar="FILE",
+                        help="also write the run record: this JSON with the outputs scored "
+                             "and every sample's scores, one versioned file that "
+                             "condambig-report and --from-log read")
     uncertainty.add_bootstrap_arguments(parser, "the stderr / ci95 of every metric")
 
 
@@ -267,6 +272,9 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
         if logged.reported:
             result["reported"] = logged.reported
     result = json_safe(result)
+    if args.record is not None:  # also when judged metrics are withheld: what was scored
+        run_record.write(args.record, run_record.build(
+            result, scored_outputs, samples, None if logged is None else logged.model))
     if engine is not None and engine.endpoint_failure is not None:
         # authentication / endpoint: the result is printed (what could be scored, the judged
         # metrics null with the hint), the exit status is not 0

@@ -12,7 +12,10 @@ Each source is read the way its framework writes it:
 - Inspect: a ``.eval`` / ``.json`` log through ``inspect_ai.log.read_eval_log`` (the task's
   ``metadata`` holds the benchmark and its resolved options, ``output.completion`` is the
   text the scorer read, ``results.scores[*].metrics`` what the run printed);
-- ``condambig-score``: its JSON saved to a file (``benchmark``, ``options``, ``metrics``).
+- ``condambig-score``: its JSON saved to a file (``benchmark``, ``options``, ``metrics``),
+  and its run record (``--record``: that JSON with the outputs and per-sample scores,
+  versioned; :mod:`condambig_tasks.run_record`), the one file any front end's run can be
+  turned into.
 
 Which benchmark and variant a framework task name is comes from the spec
 (:func:`condambig_tasks.registry.task_variant`); a run under another task name (a user's own
@@ -35,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from condambig_tasks import json_files, registry
+from condambig_tasks import json_files, registry, run_record
 from condambig_tasks.benchmark import (
     Benchmark,
     ScoredSample,
@@ -66,7 +69,8 @@ _LM_EVAL_RESULTS_DATE = re.compile(r"_(?P<date>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{
 # Inspect's own log names start with the creation time (inspect_ai.log._file.log_file_pattern)
 _INSPECT_JSON_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}.*\.json$")
 _WHAT_TO_GIVE = ("give an lm-eval --output_path folder (run with --log_samples), a "
-                 "samples_<task>_<date>.jsonl file, or an Inspect log (.eval / .json) or folder")
+                 "samples_<task>_<date>.jsonl file, an Inspect log (.eval / .json) or folder, "
+                 "or a condambig-score --record file")
 
 
 class RunLogError(PredictionFileError):
@@ -98,6 +102,7 @@ class RunOutputs:
     # and the reducer(s) the run combined each sample's epochs with
     later_epochs: tuple[tuple[dict[str, str], ...], ...] = ()
     epochs_reducer: tuple[str, ...] = ()
+    model: str | None = None  # the model the run evaluated, when the log names it
 
     def outputs_by_id(self) -> dict[str, str]:
         return {row["id"]: row["output"] for row in self.outputs}
@@ -260,6 +265,8 @@ def benchmark_options(benchmark: Benchmark, values: Mapping[str, Any]) -> dict[s
 def _folder_candidates(root: Path) -> list[_Candidate]:
     found = [_lm_eval_candidate(path) for path in sorted(root.rglob("samples_*.jsonl"))]
     found += _inspect_candidates(root)
+    found += [_record_candidate(path) for path in sorted(root.rglob("*.json"))
+              if run_record.looks_like_record(_head(path))]
     if not found:
         if any(_is_lm_eval_results(path) for path in root.rglob("*.json")):
             raise RunLogError(f"{root}: holds lm-eval results but no samples: rerun lm_eval "
@@ -269,6 +276,8 @@ def _folder_candidates(root: Path) -> list[_Candidate]:
 
 
 def _file_candidates(path: Path) -> list[_Candidate]:
+    if path.suffix == ".json" and run_record.looks_like_record(_head(path)):
+        return [_record_candidate(path)]
     if path.suffix == ".jsonl":
         return [_lm_eval_candidate(path)]
     if path.suffix == ".json" and _is_lm_eval_results(path):
@@ -376,7 +385,7 @@ def _read_lm_eval(path: Path, task: str, benchmark: str | None) -> RunOutputs:
         raise RunLogError(f"{path}: its samples carry different options; give the samples "
                           "file of one task run.")
     _check_unique(path, outputs)
-    reported, provenance = _lm_eval_reported(path, task)
+    reported, provenance, model = _lm_eval_reported(path, task)
     block = provenance or {}
     _same_copies(path, "recorded options", [
         ("the samples' docs", next(iter(options.values()))),
@@ -390,7 +399,8 @@ def _read_lm_eval(path: Path, task: str, benchmark: str | None) -> RunOutputs:
                       provenance=provenance, notes=notes, non_text_outputs=non_text,
                       outputs_sha256=_recorded_digest(path, [provenance]),
                       task_version=_text(block.get("task_version")),
-                      scoring_sha256=_recorded_digest(path, [provenance], SCORING_SHA256_KEY))
+                      scoring_sha256=_recorded_digest(path, [provenance], SCORING_SHA256_KEY),
+                      model=model)
 
 
 def _lm_eval_output(path: Path, number: int, row: Mapping[str, Any]) -> Any:
@@ -489,13 +499,13 @@ def lm_eval_task_metrics(
 
 def _lm_eval_reported(
     path: Path, task: str,
-) -> tuple[dict[str, float | None], dict[str, Any] | None]:
-    """The metrics the run printed for ``task`` and its provenance block, from the results
-    file of the same run (``<name>_<date>.json`` beside the samples; empty when there is
-    none)."""
+) -> tuple[dict[str, float | None], dict[str, Any] | None, str | None]:
+    """The metrics the run printed for ``task``, its provenance block and its model, from
+    the results file of the same run (``<name>_<date>.json`` beside the samples; empty when
+    there is none)."""
     match = _LM_EVAL_SAMPLES.match(path.name)
     if not match:
-        return {}, None
+        return {}, None, None
     for candidate in sorted(path.parent.glob(f"*_{match['date']}.json")):
         content = _lm_eval_results(candidate)
         if content is None:
@@ -509,8 +519,9 @@ def _lm_eval_reported(
                               "wrote, or move it away (the samples alone can be rescored).")
         metadata = config.get("metadata")
         return (lm_eval_task_metrics(values)[0],
-                _provenance(candidate, metadata if isinstance(metadata, dict) else {}))
-    return {}, None
+                _provenance(candidate, metadata if isinstance(metadata, dict) else {}),
+                _lm_eval_model(candidate, content))
+    return {}, None, None
 
 
 def _check_unique(path: Path, outputs: list[dict[str, str]]) -> None:
@@ -519,6 +530,45 @@ def _check_unique(path: Path, outputs: list[dict[str, str]]) -> None:
         if row["id"] in seen:
             raise RunLogError(f"{path}: sample id {row['id']!r} appears more than once.")
         seen.add(row["id"])
+
+
+# ---------------------------------------------------------------------- run records
+
+
+def _load_record(path: Path) -> Mapping[str, Any]:
+    data, _ = _load_result_json(path, strict=True)
+    return run_record.check(path, data if isinstance(data, dict) else {})
+
+
+def _record_candidate(path: Path) -> _Candidate:
+    data = _load_record(path)
+    named = data["benchmark"] if data["benchmark"] in registry.available() else None
+    source = _object(path, data, "source")
+    task = _text(source.get("task")) or (
+        variant_for(registry.get(named), data["options"]).task if named else data["benchmark"])
+    return _Candidate(CLI, _task_key(task), named, path, lambda: _read_record(path, data))
+
+
+def _read_record(path: Path, data: Mapping[str, Any]) -> RunOutputs:
+    """A run record's outputs, options and digests, for rescoring."""
+    outputs = run_record.outputs(path, data)
+    if {row["id"] for row in outputs} != {sample.id for sample in run_record.samples(path, data)}:
+        raise RunLogError(f"{path}: its outputs are not one per sample (a run of several "
+                          "epochs); rescore the log it was made from.")
+    _check_unique(path, outputs)
+    provenance = _object(path, data, "provenance")
+    source = _object(path, data, "source")
+    return RunOutputs(task=_task_key(_text(source.get("task")) or variant_for(
+                          registry.get(data["benchmark"]), data["options"]).task),
+                      benchmark=data["benchmark"], options=dict(data["options"]), judge={},
+                      outputs=outputs, source=str(path), framework=CLI,
+                      reported={name: finite_number(value)
+                                for name, value in data["metrics"].items()},
+                      provenance=dict(provenance) or None,
+                      outputs_sha256=_recorded_digest(path, [provenance]),
+                      task_version=_text(data.get("version")),
+                      scoring_sha256=_recorded_digest(path, [provenance], SCORING_SHA256_KEY),
+                      model=_text(data.get("model")))
 
 
 # ---------------------------------------------------------------------- Inspect
@@ -661,7 +711,8 @@ def _read_inspect(path: Path, header: Any, benchmark: str | None) -> RunOutputs:
                       scoring_sha256=_recorded_digest(path, blocks, SCORING_SHA256_KEY),
                       later_epochs=tuple(by_epoch[1:]),
                       epochs_reducer=tuple([reducer] if isinstance(reducer, str)
-                                           else reducer or ()))
+                                           else reducer or ()),
+                      model=_inspect_model(spec))
 
 
 def _dict_or_none(value: Any) -> dict[str, Any] | None:
@@ -702,8 +753,9 @@ def _provenance(path: Path, metadata: Mapping[str, Any]) -> dict[str, Any] | Non
 # ---------------------------------------------------------------------- results (the report)
 
 RESULTS_EXPECTED = ("an lm-eval results file (results_*.json) or --output_path folder, an "
-                    "Inspect log (.eval, or .json from --log-format json), or a saved "
-                    "condambig-score JSON (with its --per-sample file)")
+                    "Inspect log (.eval, or .json from --log-format json), a condambig-score "
+                    "--record file, or a saved condambig-score JSON (with its --per-sample "
+                    "file)")
 
 
 @dataclass(frozen=True)
@@ -776,8 +828,8 @@ def read_results(paths: Iterable[str | Path]) -> RunResults:
 def _per_sample_files_beside(saved: Path, runs: list[RunResult]) -> list[Path]:
     """In a folder, the ``--per-sample`` files named after a condambig-score JSON
     (``b.per-sample.jsonl`` beside ``b.json``), as if given with it."""
-    if not any(run.framework == CLI for run in runs):
-        return []
+    if not any(run.framework == CLI and run.per_sample is None for run in runs):
+        return []  # a run record holds its own samples
     return sorted(path for path in saved.parent.glob(f"{glob.escape(saved.stem)}.*.jsonl")
                   if path.is_file() and not _LM_EVAL_SAMPLES.match(path.name))
 
@@ -801,6 +853,8 @@ def _read_result_file(path: Path, strict: bool) -> tuple[list[RunResult], list[s
         data, problem = _load_result_json(path, strict)
         if problem is not None:
             return [], [f"skipped {path}: {problem}"]
+        if run_record.is_record(data):
+            return _record_result(path, data, strict)
         if _is_lm_eval_content(data):
             return _lm_eval_result(path, data)
         if isinstance(data, dict) and isinstance(data.get("eval"), dict):
@@ -948,10 +1002,7 @@ def _inspect_result(path: Path) -> tuple[list[RunResult], list[str]]:
         known[1].accepts(benchmark_options(benchmark, options)) else variant_for(
             benchmark, options, getattr(spec.model_generate_config, "temperature", None))
     metrics, stderr = _inspect_metrics(log.results.scores)
-    model = spec.model
-    questioner = metadata.get("questioner")
-    if questioner in ("repeater", "human"):  # a HotpotQA-FLM baseline: no model asked
-        model = questioner
+    model = _inspect_model(spec)
     provenance = _provenance(path, metadata) or {}
     judged = metadata.get("judged")
     judge = _text(provenance.get("judge")) or (_grader(spec.model_roles) if judged else None)
@@ -962,6 +1013,13 @@ def _inspect_result(path: Path) -> tuple[list[RunResult], list[str]]:
                       created=str(spec.created), **_data_read(provenance),
                       version=_task_version(metadata, provenance) or str(spec.task_version),
                       task_args=_task_args(spec))], []
+
+
+def _inspect_model(spec: Any) -> str:
+    """The model an Inspect run evaluated; a HotpotQA-FLM baseline's questioner (no model
+    asked)."""
+    questioner = (spec.metadata or {}).get("questioner")
+    return questioner if questioner in ("repeater", "human") else spec.model
 
 
 def _inspect_metrics(scores: Iterable[Any]) -> tuple[dict[str, float | None], dict[str, float]]:
@@ -1023,6 +1081,19 @@ def _score_json_result(path: Path, data: Mapping[str, Any]) -> tuple[list[RunRes
                       **_data_read(data))], []
 
 
+def _record_result(path: Path, data: Mapping[str, Any],
+                   strict: bool) -> tuple[list[RunResult], list[str]]:
+    """A run record: its JSON as condambig-score's, its per-sample scores inside it."""
+    try:
+        run_record.check(path, data)
+    except run_record.RunRecordError as error:
+        if strict:
+            raise
+        return [], [f"skipped {error}"]
+    runs, notices = _score_json_result(path, data)
+    return [dataclasses.replace(run, per_sample=path) for run in runs], notices
+
+
 # ---------------------------------------------------------------------- per-sample scores
 
 
@@ -1063,6 +1134,8 @@ def read_scored_samples(run: RunResult) -> ScoredRun:
         elif samples is None:
             reason += ("; to pair it, rescore it once (the judge's cache answers what it "
                        "judged): " + rescoring_command(run.benchmark, run.per_sample))
+    elif run.per_sample == run.source:  # a run record
+        samples, reason = run_record.samples(run.source, _load_record(run.source)), None
     else:
         samples, reason = _read_per_sample_file(run.per_sample), None
     if samples is None:
