@@ -45,7 +45,6 @@ from condambig_tasks.benchmark import (
     TaskVersion,
     Variant,
     finite_number,
-    metric_spec,
     options_to_json,
     reported_values,
     task_version,
@@ -58,8 +57,6 @@ from condambig_tasks.provenance import OUTPUTS_SHA256_KEY, SCORING_SHA256_KEY, s
 LM_EVAL = "lm_eval"
 INSPECT = "inspect"
 CLI = "condambig-score"
-PER_SAMPLE = "condambig-score --per-sample"  # a --per-sample file without its JSON
-UNRECORDED_JUDGE = "(judged)"  # a judged run whose judge the inputs do not name
 INSPECT_TASK_PREFIX = "condambig/"
 # lm-eval's sample file name (EvaluationTracker.save_results_samples):
 # samples_<task>_<datetime.now().isoformat() with ':' -> '-'>.jsonl
@@ -1120,8 +1117,6 @@ def read_scored_samples(run: RunResult) -> ScoredRun:
     judged = run.judge is not None
     if run.framework == INSPECT:
         samples, reason = _inspect_scored_samples(run.source)
-    elif run.framework == PER_SAMPLE:
-        samples, reason = _read_per_sample_file(run.source), None
     elif run.per_sample is None:
         samples, reason = None, (
             "the run was saved without --log_samples" if run.framework == LM_EVAL else
@@ -1250,23 +1245,25 @@ def _inspect_scored_samples(path: Path) -> tuple[list[ScoredSample] | None, str 
 
 def _attach_per_sample(found: RunResults, path: Path, samples: list[ScoredSample]) -> None:
     """Give a ``--per-sample`` file to the condambig-score JSON of the same run among the
-    inputs (same benchmark and options, as many samples, the same numbers); one that does
-    not reproduce the JSON it is named after (``b.json``, ``b.per-sample.jsonl``) is an
-    error, not a run of its own compared as a model; alone, it is a run of its own, its
-    benchmark read from its metric names."""
+    inputs (same benchmark and options, as many samples, the same numbers). One that goes
+    with none is an error: the file records no benchmark or options of its own."""
     for index, run in enumerate(found.runs):
         if run.framework != CLI or run.per_sample is not None:
             continue
         if _per_sample_difference(run, samples) is None:
             found.runs[index] = dataclasses.replace(run, per_sample=path)
             return
-    for run in found.runs:
-        if run.framework == CLI and run.per_sample is None and _named_after(path, run.source):
-            raise RunLogError(
-                f"{path}: does not reproduce {run.source} "
-                f"({_per_sample_difference(run, samples)}); give the --per-sample file "
-                "condambig-score wrote with that JSON, or score the outputs again.")
-    found.runs.append(_per_sample_run(path, samples))
+    named = [run for run in found.runs if run.framework == CLI and run.per_sample is None
+             and path.name.startswith(run.source.stem + ".")]  # b.per-sample.jsonl, b.json
+    if named:
+        raise RunLogError(
+            f"{path}: does not reproduce {named[0].source} "
+            f"({_per_sample_difference(named[0], samples)}); give the --per-sample file "
+            "condambig-score wrote with that JSON, or score the outputs again.")
+    raise RunLogError(
+        f"{path}: a --per-sample file that goes with no condambig-score JSON among the "
+        "inputs (it records no benchmark or options); give it with the JSON of the same "
+        "run, or give the run record instead (condambig-score ... --record FILE).")
 
 
 def _per_sample_difference(run: RunResult, samples: list[ScoredSample]) -> str | None:
@@ -1280,41 +1277,6 @@ def _per_sample_difference(run: RunResult, samples: list[ScoredSample]) -> str |
     except ConfigurationError as error:
         return f"the JSON's options do not fit this version ({error})"
     return _mismatch(benchmark, run.metrics, samples, options, run.judge is not None)
-
-
-def _named_after(per_sample: Path, saved: Path) -> bool:
-    """``b.per-sample.jsonl`` (any ``b.<...>.jsonl``) is named after ``b.json``."""
-    return per_sample.name.startswith(saved.stem + ".")
-
-
-def _per_sample_run(path: Path, samples: list[ScoredSample]) -> RunResult:
-    """A ``--per-sample`` file alone: the benchmark whose metric names its values have (one
-    only), the first of its variants that reports them; the file records no options."""
-    keys = {name for sample in samples for name in sample.values}
-    fits = []
-    for name in registry.available():
-        benchmark = registry.get(name)
-        for variant in benchmark.variants:
-            options = benchmark.options(dict(variant.options), strict=False)
-            judged = any(metric_spec(benchmark, k).judge for k in keys
-                         if k in {spec.name for spec in benchmark.metric_specs})
-            if keys and keys <= {spec.name for spec in benchmark.active_metrics(options, judged)}:
-                fits.append((benchmark, variant, options, judged))
-                break
-    if len(fits) != 1:
-        which = ", ".join(b.name for b, *_ in fits) or "none"
-        raise RunLogError(f"{path}: a --per-sample file whose benchmark cannot be told from "
-                          f"its metric names (fits: {which}); give it with the "
-                          "condambig-score JSON of the same run.")
-    benchmark, variant, options, judged = fits[0]
-    note = (f"`{path.name}` is a condambig-score --per-sample file given without its JSON: "
-            f"the benchmark is read from its metric names and the options of task "
-            f"`{variant.task}` are assumed (the file does not record them).")
-    return RunResult(source=path, framework=PER_SAMPLE, model=path.stem.split(".")[0],
-                     benchmark=benchmark.name, variant=variant, task=variant.task,
-                     metrics=reported_values(benchmark, samples, options, judged), n=len(samples),
-                     options=options_to_json(benchmark, options),
-                     judge=UNRECORDED_JUDGE if judged else None, per_sample=path, notes=(note,))
 
 
 # ---------------------------------------------------------------------- shapes

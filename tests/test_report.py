@@ -38,7 +38,14 @@ from condambig_tasks.report.scales import (
     metric_scale,
 )
 from condambig_tasks.report.sections import build_sections
-from condambig_tasks.run_logs import INSPECT, LM_EVAL, RunResult, read_results, variant_for
+from condambig_tasks.run_logs import (
+    INSPECT,
+    LM_EVAL,
+    RunLogError,
+    RunResult,
+    read_results,
+    variant_for,
+)
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
 
 TASKS = ["ambignq", "abg_coqa_detection"]
@@ -851,40 +858,25 @@ def test_a_per_sample_file_goes_with_its_condambig_score_json(use_fixture_data, 
     assert f"{saved} + {per_sample}" in markdown
 
 
-def test_a_per_sample_file_of_another_run_or_alone_is_named_as_such(use_fixture_data, tmp_path,
-                                                                   capsys):
-    """A --per-sample file whose numbers are not the JSON's is not attached to it: it is a
-    run of its own, named as a --per-sample file, its ± computed (†) with uncertainty()."""
-    from condambig_tasks.benchmark import ScoredSample
-    from condambig_tasks.report.scales import format_value
-    from condambig_tasks.run_logs import PER_SAMPLE
-    from condambig_tasks.uncertainty import uncertainty
-
+def test_a_per_sample_file_of_another_run_or_alone_is_an_error(use_fixture_data, tmp_path,
+                                                                capsys):
+    """A --per-sample file that goes with no JSON among the inputs (its numbers are not the
+    JSON's, or it is alone) records no benchmark or options: one line saying to give its
+    JSON or the run record, never a run whose benchmark is read from its metric names."""
     saved, per_sample = _score_with_per_sample(use_fixture_data, tmp_path, capsys, "model-x")
     rows = [json.loads(line) for line in per_sample.read_text().splitlines()]
     rows[0]["values"]["parse_rate"] = 1.0 - rows[0]["values"]["parse_rate"]
     other = tmp_path / "other.jsonl"
     other.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    found = read_results([saved, other])
-    json_run, alone = found.runs
-    assert json_run.per_sample is None
-    assert (alone.framework, alone.model, alone.variant.task) == (PER_SAMPLE, "other", "ambignq")
-    assert main([str(saved), str(other), "-o", str(tmp_path / "r.md"), "--no-figures"]) == 0
+    for inputs in ([saved, other], [per_sample]):
+        with pytest.raises(RunLogError, match="goes with no condambig-score JSON"):
+            read_results(inputs)
+        assert main([*map(str, inputs), "-o", str(tmp_path / "r.md"), "--no-figures"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "--record FILE" in err
+    # the JSON alone is read, and cannot be paired: the paired table says why
+    assert main([str(saved), "-o", str(tmp_path / "r.md"), "--no-figures"]) == 0
     markdown = (tmp_path / "r.md").read_text()
-    table = section_tables(markdown, "### Task `ambignq`")[-2]  # all metrics (then paired)
-    row = next(r for r in table if r["Run"] == "condambig-score --per-sample")
-    samples = [ScoredSample.from_json(row_) for row_ in rows]
-    estimates = uncertainty(registry.get("ambignq"), samples, registry.get("ambignq").options({}),
-                            False)
-    for header, cell in row.items():
-        if header not in ("Model", "Run", "n"):
-            metric = metric_of(header)
-            assert cell.partition(" ± ")[2] == \
-                f"{format_value(estimates[metric].stderr, 'ambignq', metric)}†"
-    assert "is a condambig-score --per-sample file given without its JSON" in markdown
-    # the JSON alone cannot be paired: the paired table says why
-    [pair] = section_tables(markdown, "### Task `ambignq`")[-1]
-    assert pair["Items"] == "not compared: no per-sample scores for A (see the notes)"
     assert "No per-sample scores for " in markdown and \
         ": give its --per-sample file beside the JSON" in markdown
 
@@ -1081,7 +1073,6 @@ def test_the_judge_is_its_model_and_endpoint_whichever_framework_ran_it():
     assert judge_difference(judged("j", "HTTP://H:1/v1/"), judged("j", "http://h:1/v1")) is None
     assert "different judges" in judge_difference(judged("j", "http://a/v1"),
                                                   judged("j", "http://b/v1"))
-    assert "not recorded" in judge_difference(judged("(judged)"), judged("j"))
     assert judge_difference(judged(None), judged("j")) is None  # said by the headline check
     roles = {"grader": ModelConfig(model="openai-api/x/judge", base_url="http://h:2/v1")}
     assert _grader_base_url(roles) == "http://h:2/v1" and _grader_base_url(None) is None

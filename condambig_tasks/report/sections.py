@@ -10,11 +10,10 @@ from typing import Any
 from condambig_tasks import registry
 from condambig_tasks.benchmark import Variant
 from condambig_tasks.report.paper import PaperData, PaperEntry, paper_model_for
-from condambig_tasks.run_logs import CLI, INSPECT, LM_EVAL, PER_SAMPLE, RunResult
+from condambig_tasks.run_logs import CLI, INSPECT, LM_EVAL, RunResult
 
 # how the report names the framework a run came from
-FRAMEWORK_LABELS = {LM_EVAL: "lm-eval", INSPECT: "Inspect", CLI: "condambig-score",
-                    PER_SAMPLE: "condambig-score --per-sample"}
+FRAMEWORK_LABELS = {LM_EVAL: "lm-eval", INSPECT: "Inspect", CLI: "condambig-score"}
 
 
 @dataclass

@@ -29,7 +29,6 @@ from condambig_tasks.errors import ConfigurationError
 from condambig_tasks.report.paper import short_model_name
 from condambig_tasks.report.sections import Section
 from condambig_tasks.run_logs import (
-    UNRECORDED_JUDGE,
     RunResult,
     ScoredRun,
     read_scored_samples,
@@ -211,16 +210,11 @@ def pair_row(section: Section, a: int, b: int, settings: Settings) -> PairRow:
 
 
 def judge_difference(first: RunResult, second: RunResult) -> str | None:
-    """Why two judged runs are not paired: their judges differ, or one is not recorded (a
-    Δ would then be the judges' difference, not the runs'); None when both have one judge
-    or neither is judged."""
+    """Why two judged runs are not paired: their judges differ (a Δ would then be the
+    judges' difference, not the runs'); None when both have one judge or neither is
+    judged."""
     if first.judge is None or second.judge is None:
         return None  # one judged, one not: no common headline (said so below)
-    unrecorded = [label for label, run in zip("AB", (first, second), strict=True)
-                  if run.judge == UNRECORDED_JUDGE]
-    if unrecorded:
-        return (f"not paired: the judge of {' and '.join(unrecorded)} is not recorded (a "
-                "--per-sample file without its JSON); a Δ could be the judges' difference")
     if judge_identity(first) == judge_identity(second):
         return None
     return (f"not paired: judged by different judges (A: {judge_label(first)}; B: "
