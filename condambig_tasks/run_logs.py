@@ -541,12 +541,12 @@ def _record_candidate(path: Path) -> _Candidate:
     data = _load_record(path)
     named = data["benchmark"] if data["benchmark"] in registry.available() else None
     source = _object(path, data, "source")
-    task = _text(source.get("task")) or (
-        variant_for(registry.get(named), data["options"]).task if named else data["benchmark"])
-    return _Candidate(CLI, _task_key(task), named, path, lambda: _read_record(path, data))
+    task = _task_key(_text(source.get("task")) or (
+        variant_for(registry.get(named), data["options"]).task if named else data["benchmark"]))
+    return _Candidate(CLI, task, named, path, lambda: _read_record(path, data, task))
 
 
-def _read_record(path: Path, data: Mapping[str, Any]) -> RunOutputs:
+def _read_record(path: Path, data: Mapping[str, Any], task: str) -> RunOutputs:
     """A run record's outputs, options and digests, for rescoring."""
     outputs = run_record.outputs(path, data)
     if {row["id"] for row in outputs} != {sample.id for sample in run_record.samples(path, data)}:
@@ -554,11 +554,8 @@ def _read_record(path: Path, data: Mapping[str, Any]) -> RunOutputs:
                           "epochs); rescore the log it was made from.")
     _check_unique(path, outputs)
     provenance = _object(path, data, "provenance")
-    source = _object(path, data, "source")
-    return RunOutputs(task=_task_key(_text(source.get("task")) or variant_for(
-                          registry.get(data["benchmark"]), data["options"]).task),
-                      benchmark=data["benchmark"], options=dict(data["options"]), judge={},
-                      outputs=outputs, source=str(path), framework=CLI,
+    return RunOutputs(task=task, benchmark=data["benchmark"], options=dict(data["options"]),
+                      judge={}, outputs=outputs, source=str(path), framework=CLI,
                       reported={name: finite_number(value)
                                 for name, value in data["metrics"].items()},
                       provenance=dict(provenance) or None,

@@ -166,3 +166,24 @@ def test_a_record_of_an_unknown_benchmark_is_not_read_as_another(saved_record, c
     assert code == 2 and "no condambig run of a known task" in err
     found = run_logs.read_results([saved_record])
     assert found.runs == [] and "not registered" in found.notices[0]
+
+
+def test_an_inspect_log_becomes_a_record_with_its_model(tmp_path, use_fixture_data, capsys):
+    from inspect_ai.log import EvalSample
+    from inspect_ai.model import ModelOutput
+
+    from tests.test_rescore_logs import _inspect_log
+
+    samples = [EvalSample(id=key, epoch=1, input="(prompt)", target="",
+                          output=ModelOutput.from_content("hf/tiny", output))
+               for key, output in AMBIGNQ_OUTPUTS.items()]
+    log = _inspect_log(tmp_path / "run.eval", samples)
+    record_path = tmp_path / "records" / "tiny.json"
+    code, printed, err = _score(["ambignq", "--from-log", str(log), "--record",
+                                 str(record_path)], capsys)
+    assert code == 0, err
+    record = _strict_json(record_path)
+    assert record["model"] == "hf/tiny" and record["source"]["framework"] == run_logs.INSPECT
+    assert {row["id"]: row["output"] for row in record["outputs"]} == AMBIGNQ_OUTPUTS
+    [run] = run_logs.read_results([record_path.parent]).runs
+    assert (run.model, run.task, run.metrics) == ("hf/tiny", "ambignq", printed["metrics"])
