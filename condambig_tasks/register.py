@@ -211,6 +211,9 @@ def read_run(path: Path) -> LoggedRun:
     by the project's one reader of finished runs (:func:`run_logs.read_results`)."""
     try:
         found = run_logs.read_results([path])
+    except run_logs.NotARunFile:
+        raise RegisterError(f"{path}: not an Inspect log (.eval, or .json from --log-format "
+                            "json); give finished runs of condambig Inspect tasks.") from None
     except CondambigError as error:
         raise RegisterError(str(error)) from None
     runs = [run for run in found.runs if run.framework == run_logs.INSPECT]

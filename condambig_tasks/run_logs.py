@@ -74,6 +74,10 @@ class RunLogError(PredictionFileError):
     """A path that is not a run this command can read (one line: what it is, what to give)."""
 
 
+class NotARunFile(RunLogError):
+    """A file named directly that is none of the kinds of run this module reads."""
+
+
 @dataclass(frozen=True)
 class RunOutputs:
     """One framework run: what it generated, with which options, and what it reported."""
@@ -857,7 +861,7 @@ def _read_result_file(path: Path, strict: bool) -> tuple[list[RunResult], list[s
                 isinstance(data.get("benchmark"), str):
             return _score_json_result(path, data)
     if strict:
-        raise RunLogError(f"{path}: not {RESULTS_EXPECTED}.")
+        raise NotARunFile(f"{path}: not {RESULTS_EXPECTED}.")
     return [], [f"skipped {path}: not an lm-eval, Inspect or condambig-score result"]
 
 

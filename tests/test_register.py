@@ -238,7 +238,7 @@ def test_a_run_by_file_path_is_the_tasks_run(tmp_path):
 
 @pytest.mark.parametrize("case", ["other_version", "no_headline", "nan_headline",
                                   "not_condambig", "bad_commit", "missing_log",
-                                  "other_benchmark", "by_subtask"])
+                                  "other_benchmark", "by_subtask", "not_a_log"])
 def test_unusable_input_is_one_line(tmp_path, case):
     version = registry.get("ambignq").version
     log = tmp_path / "run.eval"
@@ -263,6 +263,10 @@ def test_unusable_input_is_one_line(tmp_path, case):
                     version=version, benchmark="abg_coqa")
     elif case == "bad_commit":
         arguments = ["--commit", "main"]
+    elif case == "not_a_log":  # JSON of no known kind: said as what the register takes
+        log = tmp_path / "notes.json"
+        log.write_text('{"a": 1}')
+        arguments = [str(log)]
     result = run(["--repository-url", REPOSITORY, "--commit", COMMIT,
                   "--out", str(tmp_path / "register"), *arguments], tmp_path)
     lines = result.stderr.strip().splitlines()
@@ -271,6 +275,9 @@ def test_unusable_input_is_one_line(tmp_path, case):
     assert "Traceback" not in result.stderr
     if case not in ("bad_commit", "missing_log"):
         assert str(log) in lines[0]
+    if case == "not_a_log":
+        assert lines[0].endswith(": not an Inspect log (.eval, or .json from --log-format "
+                                 "json); give finished runs of condambig Inspect tasks.")
     assert not (tmp_path / "register").exists()  # nothing half-written
 
 
