@@ -143,10 +143,19 @@ def test_inspect_roles_run_the_generative_agent(tmp_path, monkeypatch):
 
 
 def test_repeater_baseline_through_the_cli(tiny_t5, tmp_path):
+    record = tmp_path / "repeater.json"
     result = _run([executable("condambig-score"), "hotpot_flm", "--questions", "repeater",
                    "--split", "test", "--answering-agent", str(tiny_t5), "--downstream-model",
-                   str(tiny_t5)], _env(tmp_path / "cache"), tmp_path)
+                   str(tiny_t5), "--record", str(record)], _env(tmp_path / "cache"), tmp_path)
     output = json.loads(result.stdout)
     assert output["n_scored"] == 10 and output["options"]["split"] == "test"
     assert set(PIPELINE_METRICS) <= set(output["metrics"])
     assert "1 of 11 annotated rows skipped" in result.stderr
+    # the run record of a run scored in the corpus step (agents): its samples give the
+    # printed numbers again, which is what the report checks before using them
+    from condambig_tasks.run_logs import read_results, read_scored_samples
+
+    [run] = read_results([record]).runs
+    scored = read_scored_samples(run)
+    assert scored.reason is None and len(scored.samples) == 10
+    assert run.metrics == output["metrics"]
