@@ -42,7 +42,22 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", "-C", default=None)
     parser.add_argument("--output_path", "-o", default=None)
     parser.add_argument("--log_samples", "-s", action="store_true", default=None)
+    parser.add_argument("--model", "-m", default=None)
+    parser.add_argument("--model_args", "-a", default=None)
     return parser
+
+
+def model_name(argv: list[str]) -> str | None:
+    """The model an ``lm_eval`` command line evaluates, as its results' ``model_name``
+    gives it: ``--model_args``' ``pretrained`` (``model``, ``path``, ``engine``), else the
+    ``--model`` type; None when neither is on the command line."""
+    arguments, _ = _parser().parse_known_args(argv)
+    given = arguments.model_args or ""
+    values = dict(part.split("=", 1) for part in given.split(",") if "=" in part)
+    for key in ("pretrained", "model", "path", "engine"):
+        if values.get(key):
+            return values[key]
+    return arguments.model
 
 
 def command_output(argv: list[str]) -> RunOutput:

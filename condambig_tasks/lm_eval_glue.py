@@ -32,6 +32,7 @@ import json
 import logging
 import math
 import shlex
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,6 +44,7 @@ from condambig_tasks import (
     lm_eval_configs,
     lm_eval_preflight,
     registry,
+    run_record,
     settings,
 )
 from condambig_tasks.benchmark import (
@@ -439,6 +441,9 @@ def _report_run(task: Any, task_name: str, scored: ScoredRun) -> None:
     exit_status.say_at_exit(report_lines)
     if task_name in _TASKS:  # every metric of a task reports the same run
         return
+    if settings.record_dir() is not None:
+        _write_record(task_name, scored, metadata.get("provenance")
+                      if isinstance(metadata, dict) else None)
     lines = _TASKS[task_name] = TaskLines()
     if run.headline is not None and run.values.get(run.headline) is None:
         lines.null_headline = (run.headline, run.reasons.get(run.headline, "no value"))
@@ -452,6 +457,33 @@ def _report_run(task: Any, task_name: str, scored: ScoredRun) -> None:
             lines.withheld = (withheld[0], run.reasons[withheld[0]])
     if run.values.get(SUITE_SCORE, 0.0) is None:
         lines.null_suite = run.reasons.get(SUITE_SCORE, "no value")
+
+
+def _write_record(task_name: str, scored: ScoredRun, provenance: Any) -> None:
+    """The task's run record in ``$CONDAMBIG_RECORD_DIR``: what lm-eval's results say of
+    it, with every output and every sample's scores (judged ones included, which its
+    samples file does not hold)."""
+    run, result = scored.run, scored.result
+    benchmark = run.benchmark
+    if scored.outputs is None:
+        return
+    estimates = scored.estimates(DEFAULT_RESAMPLES)  # computed once: the stderr reuses it
+    stderr, ci95 = estimates_json(estimates, result.values)
+    model = lm_eval_command.model_name(sys.argv[1:]) \
+        if lm_eval_command.running_lm_eval_command() else None
+    summary = {
+        "benchmark": benchmark.name, "version": benchmark.version,
+        "options": options_to_json(benchmark, run.options), "n_scored": len(scored.samples),
+        "metrics": dict(result.values), "null_reasons": dict(result.reasons),
+        "stderr": stderr, "ci95": ci95,
+        "uncertainty": describe(benchmark, scored.samples, DEFAULT_RESAMPLES, DEFAULT_SEED,
+                                estimates),
+        "judge": {"model": scored.judge_model} if scored.judge_model else None,
+        "provenance": provenance,
+        "source": {"framework": "lm_eval", "task": task_name}}
+    path = settings.record_dir() / run_record.file_name(task_name, model)
+    run_record.write(path, run_record.build(summary, scored.outputs, scored.samples, model))
+    logger.info("%s: run record written to %s", task_name, path)
 
 
 def report_lines() -> list[str]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,14 @@ def build(result: Mapping[str, Any], outputs: Sequence[tuple[str, Any]],
     record["outputs"] = [{"id": key, "output": output} for key, output in outputs]
     record["samples"] = [sample.to_json() for sample in samples]
     return json_safe(record)
+
+
+def file_name(task: str, model: str | None) -> str:
+    """``<task>_<model>_<UTC time>.json`` (``/`` in the model as ``__``, as lm-eval names
+    its output folders): a record of each run, none overwritten."""
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H-%M-%S.%f")
+    safe = re.sub(r"[^\w.-]", "_", (model or "model").replace("/", "__"))
+    return f"{task}_{safe}_{stamp}.json"
 
 
 def write(path: Path, record: Mapping[str, Any]) -> None:

@@ -52,6 +52,16 @@ def cache_dir() -> Path:
     return Path(base) / "condambig"
 
 
+RECORD_DIR_VARIABLE = "CONDAMBIG_RECORD_DIR"
+
+
+def record_dir() -> Path | None:
+    """``CONDAMBIG_RECORD_DIR``: where the front ends also write each task's run record
+    (:mod:`condambig_tasks.run_record`); None when unset."""
+    value = os.environ.get(RECORD_DIR_VARIABLE, "").strip()
+    return Path(value).expanduser() if value else None
+
+
 EXTRA_BENCHMARKS_VARIABLE = "CONDAMBIG_EXTRA_BENCHMARKS"
 
 

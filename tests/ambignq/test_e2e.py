@@ -98,6 +98,33 @@ def _lm_eval(arguments: list[str], out: Path, env: dict[str, str],
     return metrics, outputs, results
 
 
+def _assert_records(records: Path, metrics: dict, outputs: dict, results: dict) -> None:
+    """``CONDAMBIG_RECORD_DIR``: one run record per task, holding the run's numbers, its
+    outputs and its samples, the judged ones included (lm-eval's samples file holds only
+    the outputs of a task judged in its aggregation step), which give the numbers again."""
+    from condambig_tasks.run_logs import read_results, read_scored_samples
+
+    found = read_results([records])
+    assert sorted(run.task for run in found.runs) == sorted(TASKS) and not found.notices
+    for run in found.runs:
+        record = json.loads(Path(run.source).read_text())
+        assert run.model == "scripted" and record["source"]["task"] == run.task
+        assert {row["id"]: row["output"] for row in record["outputs"]} == outputs[run.task]
+        provenance = dict(results["configs"][run.task]["metadata"]["provenance"])
+        # the standard errors lm-eval printed are the record's, computed the same way
+        assert record["uncertainty"] == provenance.pop("uncertainty")
+        assert record["provenance"] == provenance
+        for name, value in metrics[run.task].items():
+            assert (value != value and run.metrics[name] is None) or \
+                run.metrics[name] == pytest.approx(value), (run.task, name)
+            printed = results["results"][run.task][f"{name}_stderr,none"]
+            assert run.stderr.get(name, "N/A") == pytest.approx(printed), (run.task, name)
+        scored = read_scored_samples(run)
+        assert scored.reason is None and len(scored.samples) == len(outputs[run.task])
+    judged = next(run for run in found.runs if run.task == "abg_coqa_clarification")
+    assert judged.judge == "judge" and "judge_helpfulness" in judged.metrics
+
+
 def _inspect(arguments: list[str], log_dir: Path, env: dict[str, str]) -> tuple[dict, dict]:
     run_ok([executable("inspect"), "eval", *(f"condambig/{task}" for task in TASKS), *arguments,
           "--log-dir", str(log_dir), "--log-format", "json", "--display", "none"], env, log_dir.parent)
@@ -165,13 +192,16 @@ def test_lm_eval_tiny_model(tiny_causal_lm, tmp_path):
 def test_lm_eval_scripted_model_equals_hand_computed_numbers(scripted_server, tmp_path):
     judge = {"CONDAMBIG_JUDGE_MODEL": "judge", "CONDAMBIG_JUDGE_BASE_URL": scripted_server.base_url,
              "CONDAMBIG_JUDGE_API_KEY": "test-key", "CONDAMBIG_CACHE_DIR": str(tmp_path / "cache")}
+    records = tmp_path / "records"
     metrics, outputs, results = _lm_eval(
         ["--model", "local-chat-completions", "--apply_chat_template", "--model_args",
          f"model=scripted,base_url={scripted_server.base_url}/chat/completions,tokenizer_backend=None",
          "--metadata", '{"split": "val"}'],
-        tmp_path / "out", _env(OPENAI_API_KEY="test-key", **judge), judge="judge")
+        tmp_path / "out", _env(OPENAI_API_KEY="test-key", CONDAMBIG_RECORD_DIR=str(records),
+                               **judge), judge="judge")
     assert outputs["ambignq"] == AMBIGNQ_OUTPUTS
     _check_all(metrics, outputs, tmp_path, "val", judged=True)
+    _assert_records(records, metrics, outputs, results)
     # every leaf of the group has two conversations or more: the group's stderr is a number
     assert isinstance(results["results"]["abg_coqa"]["suite_score_stderr,none"], float)
     for subtask, expected in EXPECTED.items():
