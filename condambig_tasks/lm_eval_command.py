@@ -12,6 +12,7 @@ calling ``simple_evaluate`` has no such arguments: it gets the generic hint.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from dataclasses import dataclass
 
@@ -52,8 +53,12 @@ def model_name(argv: list[str]) -> str | None:
     gives it: ``--model_args``' ``pretrained`` (``model``, ``path``, ``engine``), else the
     ``--model`` type; None when neither is on the command line."""
     arguments, _ = _parser().parse_known_args(argv)
-    given = arguments.model_args or ""
-    values = dict(part.split("=", 1) for part in given.split(",") if "=" in part)
+    given = (arguments.model_args or "").strip()
+    try:  # lm-eval takes "k=v,k=v" or a JSON object
+        values = json.loads(given) if given.startswith("{") else \
+            dict(part.split("=", 1) for part in given.split(",") if "=" in part)
+    except ValueError:
+        values = {}
     for key in ("pretrained", "model", "path", "engine"):
         if values.get(key):
             return values[key]

@@ -168,6 +168,18 @@ def test_the_output_options_come_from_the_lm_eval_command_line(tmp_path):
     assert command_output(["-C", str(config), "-o", "cli"]) == RunOutput("cli", True)
 
 
+def test_the_model_comes_from_the_lm_eval_command_line():
+    from condambig_tasks.lm_eval_command import model_name
+
+    assert model_name(["--model", "hf", "--model_args", "pretrained=org/m,dtype=float32",
+                       "--tasks", "x"]) == "org/m"
+    assert model_name(["-m", "local-chat-completions", "-a",
+                       "model=gpt-x,base_url=http://h/v1"]) == "gpt-x"
+    assert model_name(["--model", "hf", "--model_args", '{"pretrained": "org/j"}']) == "org/j"
+    assert model_name(["--model", "vllm", "--model_args", "{not json"]) == "vllm"
+    assert model_name(["--tasks", "x"]) is None
+
+
 def test_a_program_calling_lm_eval_gets_no_output_options():
     assert run_output() is None  # pytest is not the lm_eval command
 
