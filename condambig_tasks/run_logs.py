@@ -569,6 +569,34 @@ def _read_record(path: Path, data: Mapping[str, Any], task: str) -> RunOutputs:
                       model=_text(data.get("model")))
 
 
+def record_of_log(path: Path) -> dict[str, Any]:
+    """The run record of one finished framework run whose log holds every sample's scores
+    (an Inspect log of one epoch), made from the log without scoring it again: its numbers,
+    digests and options as recorded, its outputs and samples."""
+    found = read_results([path])
+    if len(found.runs) != 1:
+        why = found.notices[0].removeprefix(f"skipped {path}: ") if found.notices else \
+            f"it holds {len(found.runs)} condambig runs"
+        raise RunLogError(f"{path}: no run record: {why}.")
+    [run] = found.runs
+    scored = read_scored_samples(run)
+    if scored.samples is None:
+        raise RunLogError(f"{path}: no run record without scoring again: {scored.reason}; "
+                          f"make it with condambig-score {run.benchmark} --from-log {path} "
+                          "--record FILE.")
+    logged = read_run(registry.get(run.benchmark), path)
+    provenance = {**(logged.provenance or {}), OUTPUTS_SHA256_KEY: logged.outputs_sha256,
+                  SCORING_SHA256_KEY: logged.scoring_sha256}
+    summary = {"benchmark": run.benchmark, "version": logged.task_version or run.version,
+               "options": logged.options, "n_scored": len(scored.samples),
+               "metrics": dict(run.metrics), "stderr": dict(run.stderr),
+               "judge": {"model": run.judge, "base_url": run.judge_base_url}
+               if run.judge else None, "provenance": provenance,
+               "source": {"framework": run.framework, "path": str(path), "task": logged.task}}
+    return run_record.build(summary, [(row["id"], row["output"]) for row in logged.outputs],
+                            scored.samples, run.model)
+
+
 # ---------------------------------------------------------------------- Inspect
 
 

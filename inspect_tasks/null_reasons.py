@@ -39,8 +39,9 @@ from condambig.run_summary import (
     run_summary,
     scored_samples,
 )
-from condambig_tasks import registry
+from condambig_tasks import registry, settings
 from condambig_tasks.benchmark import SUITE_SCORE
+from condambig_tasks.errors import CondambigError
 from condambig_tasks.inspect_samples import LoggedSample, LoggedScore, read_samples
 from condambig_tasks.provenance import (
     OUTPUTS_SHA256_KEY,
@@ -209,6 +210,24 @@ class NullReasons(Hooks):
         reasons = await add_results_metadata(data.log)
         for line in headline_lines(data.log, reasons):
             logger.warning("%s", line)
+        if settings.record_dir() is not None and data.log.location:
+            await anyio.to_thread.run_sync(write_record, data.log)
+
+
+def write_record(log: EvalLog) -> None:
+    """The task's run record in ``$CONDAMBIG_RECORD_DIR``, from the log as written (one
+    line instead when the log cannot give one, e.g. a run of several epochs)."""
+    from condambig_tasks import run_logs, run_record
+
+    try:
+        record = run_logs.record_of_log(Path(log.location))
+    except CondambigError as error:
+        logger.warning("%s: no run record: %s", log.eval.task, error)
+        return
+    path = settings.record_dir() / run_record.file_name(
+        log.eval.task.removeprefix(run_logs.INSPECT_TASK_PREFIX), record.get("model"))
+    run_record.write(path, record)
+    logger.info("%s: run record written to %s", log.eval.task, path)
 
     async def on_run_end(self, data: RunEnd) -> None:
         # a task ended by an error gets no task-end call: its log is among the run's

@@ -187,3 +187,22 @@ def test_an_inspect_log_becomes_a_record_with_its_model(tmp_path, use_fixture_da
     assert {row["id"]: row["output"] for row in record["outputs"]} == AMBIGNQ_OUTPUTS
     [run] = run_logs.read_results([record_path.parent]).runs
     assert (run.model, run.task, run.metrics) == ("hf/tiny", "ambignq", printed["metrics"])
+
+
+def test_a_log_that_gives_no_record_says_why_in_one_line(tmp_path, use_fixture_data):
+    """What the Inspect task-end hook prints instead of a record: an unfinished run, a log
+    whose samples hold no scores."""
+    from inspect_ai.log import EvalSample
+    from inspect_ai.model import ModelOutput
+
+    from tests.test_rescore_logs import _inspect_log
+
+    samples = [EvalSample(id=key, epoch=1, input="(prompt)", target="",
+                          output=ModelOutput.from_content("hf/tiny", output))
+               for key, output in AMBIGNQ_OUTPUTS.items()]
+    log = _inspect_log(tmp_path / "run.eval", samples)  # no results: did not finish
+    with pytest.raises(run_logs.RunLogError) as raised:
+        run_logs.record_of_log(log)
+    message = str(raised.value)
+    assert message.startswith(f"{log}: no run record: the Inspect run did not finish")
+    assert "\n" not in message

@@ -125,6 +125,31 @@ def _assert_records(records: Path, metrics: dict, outputs: dict, results: dict) 
     assert judged.judge == "judge" and "judge_helpfulness" in judged.metrics
 
 
+def _assert_inspect_records(records: Path, metrics: dict, outputs: dict, tmp: Path) -> None:
+    """``CONDAMBIG_RECORD_DIR`` in Inspect: one record per task, made from its log, with the
+    numbers the run printed, its outputs and samples; rescored, a record gives them again."""
+    from condambig_tasks.run_logs import read_results, read_scored_samples
+
+    found = read_results([records])
+    assert sorted(run.task for run in found.runs) == sorted(TASKS) and not found.notices
+    for run in found.runs:
+        assert run.model == "openai-api/loopback/scripted"
+        for name, value in metrics[run.task].items():
+            if not name.endswith("_stderr") and name != "stderr":
+                assert (value != value and run.metrics[name] is None) or \
+                    run.metrics[name] == pytest.approx(value), (run.task, name)
+        assert read_scored_samples(run).reason is None
+        record = json.loads(Path(run.source).read_text())
+        assert {row["id"]: row["output"] for row in record["outputs"]} == outputs[run.task]
+    # a judge-free task's record rescored: the same numbers, its digests checked
+    record = next(run.source for run in found.runs if run.task == "ambignq")
+    again = json.loads(run_ok([executable("condambig-score"), "ambignq", "--from-log",
+                               str(record)], _env(), tmp).stdout)
+    assert again["source"]["outputs_sha256_matched"] is True
+    assert again["source"]["scoring_sha256_matched"] is True
+    _assert_same(metrics["ambignq"], again["metrics"], AMBIGNQ_METRICS)
+
+
 def _inspect(arguments: list[str], log_dir: Path, env: dict[str, str]) -> tuple[dict, dict]:
     run_ok([executable("inspect"), "eval", *(f"condambig/{task}" for task in TASKS), *arguments,
           "--log-dir", str(log_dir), "--log-format", "json", "--display", "none"], env, log_dir.parent)
@@ -216,14 +241,16 @@ def test_inspect_tiny_model(tiny_causal_lm, tmp_path):
 
 
 def test_inspect_scripted_model_equals_hand_computed_numbers(scripted_server, tmp_path):
+    records = tmp_path / "records"
     metrics, outputs = _inspect(
         ["--model", "openai-api/loopback/scripted", "--model-role", "grader=openai-api/loopback/judge",
          "-T", "split=val"], tmp_path / "logs",
         _env(LOOPBACK_BASE_URL=scripted_server.base_url, LOOPBACK_API_KEY="test-key",
-             CONDAMBIG_CACHE_DIR=str(tmp_path / "cache")))
+             CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"), CONDAMBIG_RECORD_DIR=str(records)))
     # Inspect's OpenAI provider moves a <think> block into the reasoning content
     assert outputs["ambignq"] == {key: value.split("</think>")[-1] for key, value in AMBIGNQ_OUTPUTS.items()}
     _check_all(metrics, outputs, tmp_path, "val", judged=True)
+    _assert_inspect_records(records, metrics, outputs, tmp_path)
     for subtask, expected in EXPECTED.items():
         for name, value in expected.items():
             assert metrics[f"abg_coqa_{subtask}"][name] == pytest.approx(value), (subtask, name)
