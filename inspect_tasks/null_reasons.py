@@ -213,6 +213,13 @@ class NullReasons(Hooks):
         if settings.record_dir() is not None and data.log.location:
             await anyio.to_thread.run_sync(write_record, data.log)
 
+    async def on_run_end(self, data: RunEnd) -> None:
+        # a task ended by an error gets no task-end call: its log is among the run's
+        for log in data.logs:
+            line = grader_failed_line(log)
+            if line is not None:
+                logger.warning("%s", line)
+
 
 def write_record(log: EvalLog) -> None:
     """The task's run record in ``$CONDAMBIG_RECORD_DIR``, from the log as written (one
@@ -228,13 +235,6 @@ def write_record(log: EvalLog) -> None:
         log.eval.task.removeprefix(run_logs.INSPECT_TASK_PREFIX), record.get("model"))
     run_record.write(path, record)
     logger.info("%s: run record written to %s", log.eval.task, path)
-
-    async def on_run_end(self, data: RunEnd) -> None:
-        # a task ended by an error gets no task-end call: its log is among the run's
-        for log in data.logs:
-            line = grader_failed_line(log)
-            if line is not None:
-                logger.warning("%s", line)
 
 
 def grader_failed_line(log: EvalLog) -> str | None:
