@@ -482,7 +482,11 @@ def _write_record(task_name: str, scored: ScoredRun, provenance: Any) -> None:
         "provenance": provenance,
         "source": {"framework": "lm_eval", "task": task_name}}
     path = settings.record_dir() / run_record.file_name(task_name, model)
-    run_record.write(path, run_record.build(summary, scored.outputs, scored.samples, model))
+    try:  # the results are written regardless
+        run_record.write(path, run_record.build(summary, scored.outputs, scored.samples, model))
+    except OSError as error:
+        logger.warning("%s: no run record: cannot write %s (%s)", task_name, path, error)
+        return
     logger.info("%s: run record written to %s", task_name, path)
 
 

@@ -233,7 +233,11 @@ def write_record(log: EvalLog) -> None:
         return
     path = settings.record_dir() / run_record.file_name(
         log.eval.task.removeprefix(run_logs.INSPECT_TASK_PREFIX), record.get("model"))
-    run_record.write(path, record)
+    try:
+        run_record.write(path, record)
+    except OSError as error:
+        logger.warning("%s: no run record: cannot write %s (%s)", log.eval.task, path, error)
+        return
     logger.info("%s: run record written to %s", log.eval.task, path)
 
 

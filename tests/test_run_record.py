@@ -206,3 +206,36 @@ def test_a_log_that_gives_no_record_says_why_in_one_line(tmp_path, use_fixture_d
     message = str(raised.value)
     assert message.startswith(f"{log}: no run record: the Inspect run did not finish")
     assert "\n" not in message
+
+
+@pytest.mark.parametrize("writable", [True, False])
+def test_lm_eval_aggregation_writes_the_record_or_one_line_and_keeps_the_run(
+        writable, tmp_path, use_fixture_data, monkeypatch, caplog):
+    """``CONDAMBIG_RECORD_DIR`` in lm-eval's aggregation step: the record of the task, or,
+    when it cannot be written, one warning; the metric is aggregated either way."""
+    from types import SimpleNamespace
+
+    from condambig_tasks.lm_eval_glue import LmEvalTask
+
+    target = tmp_path / "records"
+    if not writable:
+        target.write_text("a file where the folder should be")
+    monkeypatch.setenv("CONDAMBIG_RECORD_DIR", str(target))
+    hooks = LmEvalTask("ambignq")
+    docs = hooks.load_docs(pretrained="tiny")["test"]
+    per_doc = [hooks.process_results(doc, [AMBIGNQ_OUTPUTS[doc["id"]]]) for doc in docs]
+    metric = next(name for name, value in per_doc[0].items() if isinstance(value, dict))
+    task = SimpleNamespace(task_name=f"ambignq_record_{writable}",
+                           config=SimpleNamespace(metadata={"provenance": {}}))
+    value = hooks.aggregate(metric, [v[metric] for v in per_doc], task)
+    assert value == value
+    if writable:
+        [path] = target.iterdir()
+        assert path.name.startswith(f"{task.task_name}_model_")
+        record = _strict_json(path)
+        assert len(record["samples"]) == len(docs) and record["source"]["framework"] == "lm_eval"
+        assert {row["id"]: row["output"] for row in record["outputs"]} == \
+            {doc["id"]: AMBIGNQ_OUTPUTS[doc["id"]] for doc in docs}
+    else:
+        said = [r.getMessage() for r in caplog.records if "no run record" in r.getMessage()]
+        assert len(said) == 1 and "cannot write" in said[0]
