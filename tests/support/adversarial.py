@@ -12,6 +12,8 @@ reported timeout instead of a hung run.
 
 from __future__ import annotations
 
+import gc
+import json
 import multiprocessing
 import time
 from collections.abc import Callable
@@ -125,6 +127,10 @@ PARSERS: dict[str, Callable[[str], Any]] = {
 
 
 def _child(parser: str, kind: str, size: int, connection: Any) -> None:
+    # the forked child shares the parent's heap: a garbage collection walking it (a pytest
+    # worker's, after hundreds of tests) copies its pages and bills their faults to the
+    # parse (0.03 s became 0.44 s beside an 8-million-object heap); frozen, it is skipped
+    gc.freeze()
     PARSERS[parser]("")  # imports outside the timed call
     text = CORPUS[kind](size)
     started = time.process_time()
@@ -135,6 +141,42 @@ def _child(parser: str, kind: str, size: int, connection: Any) -> None:
         outcome = ("raised", f"{type(error).__name__}: {str(error)[:200]}")
     connection.send((time.process_time() - started, *outcome))
     connection.close()
+
+
+def _reference_work() -> None:
+    """A fixed amount of plain work (JSON and sorting of 200,000 strings)."""
+    numbers = [str(i) for i in range(200_000)]
+    json.loads(json.dumps(numbers))
+    sorted(numbers, key=lambda text: text[::-1])
+
+
+def _unit_child(connection: Any) -> None:
+    gc.freeze()
+    timings = []
+    for _ in range(3):
+        started = time.process_time()
+        _reference_work()
+        timings.append(time.process_time() - started)
+    connection.send(min(timings))
+    connection.close()
+
+
+def machine_unit(timeout: float = 120.0) -> float:
+    """CPU seconds of :func:`_reference_work` in a forked child, as :func:`timed_parse`
+    times a parse: the unit a parse's time is bounded in, so the bound holds on a machine
+    twice as slow as the one it was set on."""
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(target=_unit_child, args=(sender,), daemon=True)
+    process.start()
+    sender.close()
+    if not receiver.poll(timeout):
+        process.kill()
+        process.join()
+        raise RuntimeError(f"the reference work did not finish in {timeout:.0f} s")
+    unit = receiver.recv()
+    process.join()
+    return unit
 
 
 def timed_parse(parser: str, kind: str, size: int, timeout: float) -> tuple[float, str, str]:
