@@ -884,10 +884,11 @@ def judge_section(plans: Sequence[PlannedRun], measured: Sequence[Measured],
 
 
 def report_section(measured: Sequence[Measured], runs: Path, out_dir: Path,
-                   env: dict[str, str]) -> str:
+                   env: dict[str, str], rebuild: bool = True) -> str:
     """condambig-report over the lm-eval runs of both configurations (per-sample files
     beside them: the paired comparison), its Markdown and figures written to ``out_dir``;
-    kept from an earlier sitting when some runs' logs are not on this machine."""
+    kept from an earlier sitting when some runs' logs are not on this machine or when not
+    ``rebuild`` (a run recorded midway: the plan's end rebuilds it)."""
     target = out_dir / "condambig-report.md"
     link = f"[{target.name}]({out_dir.name}/{target.name})"
     inputs = []
@@ -897,9 +898,13 @@ def report_section(measured: Sequence[Measured], runs: Path, out_dir: Path,
             inputs += [run / "from-log.json", run / "per-sample.jsonl"]
     if not inputs:
         return "no run of both configurations measured yet"
-    if not all(path.is_file() for path in inputs):
+    if not rebuild and not target.is_file():
+        return "written when the plan's runs are done"
+    if not rebuild or not all(path.is_file() for path in inputs):
+        why = ("rebuilt when the plan's runs are done" if not rebuild
+               else "some runs' logs are not on this machine")
         return (f"`condambig-report` on the lm-eval runs of both configurations: {link}, as "
-                "written by an earlier sitting (some runs' logs are not on this machine).")
+                f"written by an earlier sitting ({why}).")
     result = subprocess.run([str(Path(sys.executable).parent / "condambig-report"),
                              *map(str, inputs), "-o", str(target)],
                             env=env, capture_output=True, text=True)
@@ -910,14 +915,18 @@ def report_section(measured: Sequence[Measured], runs: Path, out_dir: Path,
 
 
 def register_section(measured: Sequence[Measured], runs: Path, out_dir: Path,
-                     env: dict[str, str]) -> str:
+                     env: dict[str, str], rebuild: bool = True) -> str:
+    """The register entries of the Inspect runs, built by ``condambig-register`` into
+    ``out_dir``; kept from an earlier sitting when their logs are not on this machine or
+    when not ``rebuild`` (a run recorded midway: the plan's end rebuilds them)."""
     logs = [runs / m.plan.name / "inspect" for m in measured if m.plan.route == "inspect_hf"]
     target = out_dir / "register"
     if not logs:
         return "no Inspect runs measured yet"
-    if not all(log.is_dir() for log in logs):
+    if not rebuild or not all(log.is_dir() for log in logs):
         if not target.is_dir():
-            return "the Inspect runs' logs are not on this machine: rerun to build the entries"
+            return ("written when the plan's runs are done" if not rebuild else
+                    "the Inspect runs' logs are not on this machine: rerun to build the entries")
     else:
         shutil.rmtree(target, ignore_errors=True)
         result = subprocess.run(
@@ -996,14 +1005,12 @@ def main(argv: list[str] | None = None) -> int:
         extras = {
             "Parser changes on these outputs": parser_changes_section(ordered),
             "Paired comparison: chat template or not (condambig-report)":
-                report_section(ordered, args.runs, out_dir, env) if final else
-                "written when the plan's runs are done",
+                report_section(ordered, args.runs, out_dir, env, rebuild=final),
             "The served model as the judge": judge_section(plans, ordered, stopped),
             "Consistency across front ends": consistency_section(ordered),
             "Speed": speed_section(ordered),
             "Register entries from the Inspect runs":
-                register_section(ordered, args.runs, out_dir, env) if final else
-                "written when the plan's runs are done",
+                register_section(ordered, args.runs, out_dir, env, rebuild=final),
         }
         pending = [plan for plan in plans if plan not in measured and plan not in stopped]
         args.write.write_text(render(ordered, extras, pending, args.plan,

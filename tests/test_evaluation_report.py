@@ -68,6 +68,36 @@ def test_the_report_lists_what_is_not_yet_measured_and_renders_the_rest(report, 
     assert "| prose instead of the format asked for | 3 | `It was 1948.`<br>`Paris` |" in text
 
 
+def test_a_run_recorded_midway_keeps_the_sections_an_earlier_sitting_wrote(
+        report, tmp_path, monkeypatch):
+    """Between runs the report keeps the register entries and condambig-report page already
+    built (they are rebuilt only at the plan's end), even where the runs' logs are here."""
+    calls = []
+    monkeypatch.setattr(report.subprocess, "run", lambda *a, **k: calls.append(a) or
+                        pytest.fail("rebuilt midway"))
+    runs, out_dir = tmp_path / "runs", tmp_path / "evaluation-report"
+    lm_eval = _record(report)
+    inspect = _record(report, plan=report.PlannedRun("chat", "inspect_hf", "ambignq", 100,
+                                                     batch_size=32))
+    for name in ("from-log.json", "per-sample.jsonl"):
+        (runs / lm_eval.plan.name).mkdir(parents=True, exist_ok=True)
+        (runs / lm_eval.plan.name / name).write_text("{}")
+    (runs / inspect.plan.name / "inspect").mkdir(parents=True)
+    assert report.report_section([lm_eval], runs, out_dir, {}, rebuild=False) \
+        == "written when the plan's runs are done"
+    assert report.register_section([inspect], runs, out_dir, {}, rebuild=False) \
+        == "written when the plan's runs are done"
+    (out_dir / "register" / "ambignq").mkdir(parents=True)
+    (out_dir / "register" / "ambignq" / "eval.yaml").write_text(
+        "title: x\nevaluation_report:\n  results: []\n")
+    (out_dir / "condambig-report.md").write_text("# report\n")
+    kept = report.report_section([lm_eval], runs, out_dir, {}, rebuild=False)
+    assert "condambig-report.md" in kept and "rebuilt when the plan's runs are done" in kept
+    entries = report.register_section([inspect], runs, out_dir, {}, rebuild=False)
+    assert "`ambignq/eval.yaml`" in entries and "results: []" in entries
+    assert not calls and (out_dir / "register" / "ambignq" / "eval.yaml").is_file()
+
+
 def test_a_judged_run_stopped_by_the_judge_check_is_read_back_as_such(report, tmp_path):
     plan = report.PlannedRun("judged", "lm_eval_hf", "abg_coqa_clarification", 100, 8)
     records = tmp_path / "runs"
