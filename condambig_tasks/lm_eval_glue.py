@@ -480,7 +480,8 @@ def _write_record(task_name: str, scored: ScoredRun, provenance: Any) -> None:
                                 estimates),
         "judge": {"model": scored.judge_model} if scored.judge_model else None,
         "provenance": provenance,
-        "source": {"framework": "lm_eval", "task": task_name}}
+        "source": {"framework": "lm_eval", "task": task_name,
+                   run_record.SCORED_BY: "lm_eval"}}
     path = settings.record_dir() / run_record.file_name(task_name, model)
     try:  # the results are written regardless
         run_record.write(path, run_record.build(summary, scored.outputs, scored.samples, model))

@@ -208,7 +208,8 @@ def log_files(paths: Sequence[str]) -> list[Path]:
 
 def read_run(path: Path) -> LoggedRun:
     """One log's row: the model, its headline metric (and stderr), what the run used; read
-    by the project's one reader of finished runs (:func:`run_logs.read_results`)."""
+    by the project's one reader of finished runs (:func:`run_logs.read_results`). The run
+    record an Inspect run wrote (``CONDAMBIG_RECORD_DIR``) is read as its log."""
     try:
         found = run_logs.read_results([path])
     except run_logs.NotARunFile:
@@ -219,7 +220,8 @@ def read_run(path: Path) -> LoggedRun:
     runs = [run for run in found.runs if run.framework == run_logs.INSPECT]
     if not runs:
         why = found.notices[0].removeprefix(f"skipped {path}: ") if found.notices else \
-            "not an Inspect log"
+            f"a run scored by {found.runs[0].framework}, not an Inspect run" if found.runs \
+            else "not an Inspect log"
         raise RegisterError(f"{path}: {why}; give finished runs of condambig Inspect tasks.")
     [run] = runs
     benchmark = registry.get(run.benchmark)

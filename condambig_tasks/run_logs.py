@@ -592,7 +592,9 @@ def record_of_log(path: Path) -> dict[str, Any]:
                "metrics": dict(run.metrics), "stderr": dict(run.stderr),
                "judge": {"model": run.judge, "base_url": run.judge_base_url}
                if run.judge else None, "provenance": provenance,
-               "source": {"framework": run.framework, "path": str(path), "task": logged.task}}
+               "source": {"framework": run.framework, "path": str(path), "task": logged.task,
+                          run_record.SCORED_BY: run.framework, "created": run.created,
+                          "task_args": dict(run.task_args)}}
     return run_record.build(summary, [(row["id"], row["output"]) for row in logged.outputs],
                             scored.samples, run.model)
 
@@ -1021,12 +1023,8 @@ def _inspect_result(path: Path) -> tuple[list[RunResult], list[str]]:
     benchmark = registry.get(named)
     task = _task_key(spec.task)
     options = _inspect_options(spec, named, recorded)
-    known = registry.task_variant(task)
-    # the task's own variant, unless its -T options make it another (hotpot_flm -T
-    # split=test is a run of hotpot_flm_test)
-    variant = known[1] if known is not None and known[0].name == named and \
-        known[1].accepts(benchmark_options(benchmark, options)) else variant_for(
-            benchmark, options, getattr(spec.model_generate_config, "temperature", None))
+    variant = _variant_of_task(benchmark, task, options,
+                               getattr(spec.model_generate_config, "temperature", None))
     metrics, stderr = _inspect_metrics(log.results.scores)
     model = _inspect_model(spec)
     provenance = _provenance(path, metadata) or {}
@@ -1039,6 +1037,17 @@ def _inspect_result(path: Path) -> tuple[list[RunResult], list[str]]:
                       created=str(spec.created), **_data_read(provenance),
                       version=_task_version(metadata, provenance) or str(spec.task_version),
                       task_args=_task_args(spec))], []
+
+
+def _variant_of_task(benchmark: Benchmark, task: str, options: Mapping[str, Any],
+                     temperature: float | None = None) -> Variant:
+    """The task's own variant, unless its options make it another (Inspect's hotpot_flm
+    -T split=test is a run of hotpot_flm_test; a user's own task is its options')."""
+    known = registry.task_variant(task)
+    if known is not None and known[0].name == benchmark.name and \
+            known[1].accepts(benchmark_options(benchmark, options)):
+        return known[1]
+    return variant_for(benchmark, options, temperature)
 
 
 def _inspect_model(spec: Any) -> str:
@@ -1117,7 +1126,16 @@ def _record_result(path: Path, data: Mapping[str, Any],
             raise
         return [], [f"skipped {error}"]
     runs, notices = _score_json_result(path, data)
-    return [dataclasses.replace(run, per_sample=path) for run in runs], notices
+    source = _object(path, data, "source")
+    framework = source.get(run_record.SCORED_BY)
+    if framework not in (LM_EVAL, INSPECT):  # condambig-score's numbers
+        return [dataclasses.replace(run, per_sample=path) for run in runs], notices
+    task = _task_key(_text(source.get("task")) or "")  # the framework's run, as its log says
+    return [dataclasses.replace(
+        run, framework=framework, task=task or run.task, per_sample=path,
+        variant=_variant_of_task(registry.get(run.benchmark), task, run.options),
+        version=_text(data.get("version")), created=_text(source.get("created")),
+        task_args=dict(_object(path, source, "task_args"))) for run in runs], notices
 
 
 # ---------------------------------------------------------------------- per-sample scores
@@ -1144,7 +1162,9 @@ def read_scored_samples(run: RunResult) -> ScoredRun:
     except ConfigurationError as error:
         return ScoredRun(None, reason=f"its options do not fit this version ({error})")
     judged = run.judge is not None
-    if run.framework == INSPECT:
+    if run.per_sample == run.source:  # a run record
+        samples, reason = run_record.samples(run.source, _load_record(run.source)), None
+    elif run.framework == INSPECT:
         samples, reason = _inspect_scored_samples(run.source)
     elif run.per_sample is None:
         samples, reason = None, (
@@ -1158,8 +1178,6 @@ def read_scored_samples(run: RunResult) -> ScoredRun:
         elif samples is None:
             reason += ("; to pair it, rescore it once (the judge's cache answers what it "
                        "judged): " + rescoring_command(run.benchmark, run.per_sample))
-    elif run.per_sample == run.source:  # a run record
-        samples, reason = run_record.samples(run.source, _load_record(run.source)), None
     else:
         samples, reason = _read_per_sample_file(run.per_sample), None
     if samples is None:

@@ -10,6 +10,13 @@ outputs it scored (``outputs``: exactly the list whose digest is
 file beside it to pair), and ``condambig-score --from-log`` rescores it, for example with
 another judge (:mod:`condambig_tasks.run_logs`).
 
+Its ``source`` block says which run it holds: ``framework``, ``task`` and ``path`` of the
+log it came from, and ``scored_by``, whose numbers these are. A record written by the run
+itself (``CONDAMBIG_RECORD_DIR`` in lm-eval or Inspect) has ``scored_by`` equal to its
+framework, and readers take it as that framework's run (``condambig-register`` lists an
+Inspect run's record as it lists its log, with ``source.task_args`` and ``source.created``);
+``condambig-score --record`` writes none, its numbers are its own.
+
 A record of a later format than this version reads is refused with one line, never read
 as something it is not.
 """
@@ -27,6 +34,7 @@ from condambig_tasks.benchmark import ScoredSample, json_safe
 from condambig_tasks.errors import PredictionFileError
 
 VERSION_KEY = "record_version"
+SCORED_BY = "scored_by"  # in ``source``: the framework whose run wrote the record
 RECORD_VERSION = 1  # raise it when a key changes meaning or a required key is added
 # written first, so a reader tells a record from other JSON by its first bytes
 _HEAD = re.compile(r'\s*\{\s*"' + VERSION_KEY + r'"\s*:')

@@ -13,6 +13,8 @@ from condambig_tasks import registry, run_logs, run_record
 from condambig_tasks.cli import main
 from condambig_tasks.data import load_items
 from condambig_tasks.provenance import outputs_sha256
+from condambig_tasks.register import RegisterError
+from condambig_tasks.register import read_run as register_read_run
 from tests.ambignq.scripted_outputs import RAW_OUTPUTS as AMBIGNQ_OUTPUTS
 from tests.test_rescore_logs import _doc, _row, _write_samples
 
@@ -87,6 +89,12 @@ def test_the_report_reads_a_records_samples_without_a_file_beside_it(tmp_path,
         assert scored.reason is None
         assert [s.id for s in scored.samples] == list(AMBIGNQ_OUTPUTS)
         assert run.metrics == printed["metrics"]
+    from condambig_tasks.report.cli import main as report_main
+
+    page = tmp_path / "report.md"
+    assert report_main([str(record_path), "-o", str(page), "--no-figures"]) == 0
+    sources = page.read_text().split("## Sources")[1]
+    assert sources.count(str(record_path)) == 1  # its samples are in it: no second file
 
 
 def test_an_lm_eval_log_becomes_a_record_with_its_model_and_outputs(tmp_path,
@@ -187,6 +195,12 @@ def test_an_inspect_log_becomes_a_record_with_its_model(tmp_path, use_fixture_da
     assert {row["id"]: row["output"] for row in record["outputs"]} == AMBIGNQ_OUTPUTS
     [run] = run_logs.read_results([record_path.parent]).runs
     assert (run.model, run.task, run.metrics) == ("hf/tiny", "ambignq", printed["metrics"])
+    # condambig-score's numbers, not the Inspect run's: not listed as the run in a register
+    assert run.framework == run_logs.CLI and run_record.SCORED_BY not in record["source"]
+    with pytest.raises(RegisterError) as refused:
+        register_read_run(record_path)
+    assert str(refused.value) == (f"{record_path}: a run scored by condambig-score, not an "
+                                  "Inspect run; give finished runs of condambig Inspect tasks.")
 
 
 def test_a_log_that_gives_no_record_says_why_in_one_line(tmp_path, use_fixture_data):
@@ -236,6 +250,10 @@ def test_lm_eval_aggregation_writes_the_record_or_one_line_and_keeps_the_run(
         assert len(record["samples"]) == len(docs) and record["source"]["framework"] == "lm_eval"
         assert {row["id"]: row["output"] for row in record["outputs"]} == \
             {doc["id"]: AMBIGNQ_OUTPUTS[doc["id"]] for doc in docs}
+        # read back as the lm-eval run it is, its samples inside it
+        [run] = run_logs.read_results([path]).runs
+        assert (run.framework, run.task, run.per_sample) == ("lm_eval", task.task_name, path)
+        assert run_logs.read_scored_samples(run).reason is None
     else:
         said = [r.getMessage() for r in caplog.records if "no run record" in r.getMessage()]
         assert len(said) == 1 and "cannot write" in said[0]

@@ -322,8 +322,9 @@ def _sources(sections: Sequence[Section]) -> list[str]:
         for run, extra in zip(section.runs, extras, strict=True):
             options = ", ".join(f"{k}={v}" for k, v in sorted(run.options.items())
                                 if v is not None)
-            source = str(run.source) + (f" + {run.per_sample}" if run.framework == CLI
-                                        and run.per_sample else "")
+            source = str(run.source) + (f" + {run.per_sample}" if run.per_sample
+                                        and run.per_sample != run.source
+                                        and run.framework == CLI else "")
             rows.append([run.model, with_extra(framework_label(run), extra), f"`{run.task}`",
                          _count(run.n), options or "—", run.judge or "—", source])
     return ["## Sources", "", *_table(columns, rows), ""]

@@ -127,13 +127,19 @@ def _assert_records(records: Path, metrics: dict, outputs: dict, results: dict) 
 
 def _assert_inspect_records(records: Path, metrics: dict, outputs: dict, tmp: Path) -> None:
     """``CONDAMBIG_RECORD_DIR`` in Inspect: one record per task, made from its log, with the
-    numbers the run printed, its outputs and samples; rescored, a record gives them again."""
-    from condambig_tasks.run_logs import read_results, read_scored_samples
+    numbers the run printed, its outputs and samples; rescored, a record gives them again.
+    It is read as the Inspect run: the register lists it as it lists the run's log."""
+    from condambig_tasks import register
+    from condambig_tasks.run_logs import INSPECT, read_results, read_scored_samples
 
     found = read_results([records])
     assert sorted(run.task for run in found.runs) == sorted(TASKS) and not found.notices
     for run in found.runs:
-        assert run.model == "openai-api/loopback/scripted"
+        assert run.model == "openai-api/loopback/scripted" and run.framework == INSPECT
+        log = Path(json.loads(Path(run.source).read_text())["source"]["path"])
+        from_record, from_log = register.read_run(run.source), register.read_run(log)
+        assert (from_record.row, from_record.command, from_record.version, from_record.task) \
+            == (from_log.row, from_log.command, from_log.version, from_log.task), run.task
         for name, value in metrics[run.task].items():
             if not name.endswith("_stderr") and name != "stderr":
                 assert (value != value and run.metrics[name] is None) or \
