@@ -814,6 +814,7 @@ class RunResult:
     data_sources: tuple[str, ...] = ()
     version: str | None = None  # the task version the run recorded (None: not recorded)
     task_args: Mapping[str, Any] = field(default_factory=dict)  # Inspect's -T, as given
+    outputs_sha256: str | None = None  # the digest of the outputs it scored, when recorded
 
 
 @dataclass
@@ -850,7 +851,31 @@ def read_results(paths: Iterable[str | Path]) -> RunResults:
         if path.resolve() not in attached:  # given and also found in a folder given
             attached.add(path.resolve())
             _attach_per_sample(found, path, samples)
+    _read_each_run_once(found)
     return found
+
+
+def _read_each_run_once(found: RunResults) -> None:
+    """A framework's run given twice, as its log and as the run record it wrote
+    (``CONDAMBIG_RECORD_DIR`` beside ``--log-dir``): the same framework, task, model,
+    outputs digest and numbers. It is kept once, as its record when one is given (it holds
+    every sample's scores), and a notice says so: never compared with itself."""
+    kept: dict[tuple, int] = {}
+    runs: list[RunResult] = []
+    for run in found.runs:
+        key = (run.framework, run.task, run.model, run.outputs_sha256,
+               tuple(sorted(run.metrics.items())))
+        if run.outputs_sha256 is None or run.framework == CLI or key not in kept:
+            kept.setdefault(key, len(runs))
+            runs.append(run)
+            continue
+        first = runs[kept[key]]
+        record, other = (run, first) if run.per_sample == run.source else (first, run)
+        runs[kept[key]] = record
+        found.notices.append(f"{other.source} and {record.source} are one {run.framework} "
+                             f"run (task {run.task}, model {run.model}, the same outputs "
+                             f"and numbers): read once, from {record.source}")
+    found.runs[:] = runs
 
 
 def _per_sample_files_beside(saved: Path, runs: list[RunResult]) -> list[Path]:
@@ -945,7 +970,7 @@ def _lm_eval_result(path: Path, data: Mapping[str, Any]) -> tuple[list[RunResult
             judge_base_url=_text(provenance.get("judge_base_url"))
             or _text(metadata.get("judge_base_url")),
             created=_created(data.get("date")), per_sample=_lm_eval_samples_file(path, task),
-            **_data_read(provenance)))
+            outputs_sha256=_recorded_digest(path, [provenance]), **_data_read(provenance)))
     return runs, notices
 
 
@@ -1036,7 +1061,9 @@ def _inspect_result(path: Path) -> tuple[list[RunResult], list[str]]:
                       judge_base_url=_grader_base_url(spec.model_roles) if judge else None,
                       created=str(spec.created), **_data_read(provenance),
                       version=_task_version(metadata, provenance) or str(spec.task_version),
-                      task_args=_task_args(spec))], []
+                      task_args=_task_args(spec), outputs_sha256=_recorded_digest(
+                          path, [score.metadata for score in log.results.scores]
+                          + [provenance]))], []
 
 
 def _variant_of_task(benchmark: Benchmark, task: str, options: Mapping[str, Any],
@@ -1113,6 +1140,7 @@ def _score_json_result(path: Path, data: Mapping[str, Any]) -> tuple[list[RunRes
                       benchmark=named, variant=variant, task=variant.task, metrics=metrics,
                       stderr=stderr, ci95=ci95, n=_int(data.get("n_scored")), options=options,
                       judge=_text(judge), judge_base_url=_text(judge_base_url),
+                      outputs_sha256=_recorded_digest(path, [_object(path, data, "provenance")]),
                       **_data_read(data))], []
 
 

@@ -257,3 +257,26 @@ def test_lm_eval_aggregation_writes_the_record_or_one_line_and_keeps_the_run(
     else:
         said = [r.getMessage() for r in caplog.records if "no run record" in r.getMessage()]
         assert len(said) == 1 and "cannot write" in said[0]
+
+
+def test_a_run_given_as_its_log_and_its_record_is_read_once_only_when_they_agree():
+    """Same framework, task, model, outputs digest and numbers: one run, kept as its record;
+    other numbers (another scoring) or no digest: two runs, as before."""
+    benchmark = registry.get("ambignq")
+
+    def run(source: str, record: bool, f1: float = 0.5, digest: str | None = "d" * 64):
+        return run_logs.RunResult(
+            source=Path(source), framework=run_logs.INSPECT, model="hf/m",
+            benchmark="ambignq", variant=benchmark.variants[0], task="ambignq",
+            metrics={"f1_answer_all": f1}, outputs_sha256=digest,
+            per_sample=Path(source) if record else None)
+
+    found = run_logs.RunResults([run("log.eval", False), run("rec.json", True)])
+    run_logs._read_each_run_once(found)
+    assert [str(r.source) for r in found.runs] == ["rec.json"]
+    assert found.notices == ["log.eval and rec.json are one inspect run (task ambignq, model "
+                             "hf/m, the same outputs and numbers): read once, from rec.json"]
+    for other in (run("rec.json", True, f1=0.25), run("rec.json", True, digest=None)):
+        found = run_logs.RunResults([run("log.eval", False), other])
+        run_logs._read_each_run_once(found)
+        assert len(found.runs) == 2 and not found.notices

@@ -156,6 +156,19 @@ def _assert_inspect_records(records: Path, metrics: dict, outputs: dict, tmp: Pa
     _assert_same(metrics["ambignq"], again["metrics"], AMBIGNQ_METRICS)
 
 
+def _assert_read_once(records: Path, framework_output: Path) -> None:
+    """The records and the framework's own output given together: each task's run is read
+    once, from its record, and a notice per task says so (a run compared with itself)."""
+    from condambig_tasks.run_logs import read_results
+
+    found = read_results([framework_output, records])
+    assert sorted(run.task for run in found.runs) == sorted(TASKS)
+    assert all(run.per_sample == run.source and records in run.source.parents
+               for run in found.runs)
+    assert sum(" run (task " in notice and "read once, from" in notice
+               for notice in found.notices) == len(TASKS), found.notices
+
+
 def _inspect(arguments: list[str], log_dir: Path, env: dict[str, str]) -> tuple[dict, dict]:
     run_ok([executable("inspect"), "eval", *(f"condambig/{task}" for task in TASKS), *arguments,
           "--log-dir", str(log_dir), "--log-format", "json", "--display", "none"], env, log_dir.parent)
@@ -233,6 +246,7 @@ def test_lm_eval_scripted_model_equals_hand_computed_numbers(scripted_server, tm
     assert outputs["ambignq"] == AMBIGNQ_OUTPUTS
     _check_all(metrics, outputs, tmp_path, "val", judged=True)
     _assert_records(records, metrics, outputs, results)
+    _assert_read_once(records, tmp_path / "out")
     # every leaf of the group has two conversations or more: the group's stderr is a number
     assert isinstance(results["results"]["abg_coqa"]["suite_score_stderr,none"], float)
     for subtask, expected in EXPECTED.items():
@@ -257,6 +271,7 @@ def test_inspect_scripted_model_equals_hand_computed_numbers(scripted_server, tm
     assert outputs["ambignq"] == {key: value.split("</think>")[-1] for key, value in AMBIGNQ_OUTPUTS.items()}
     _check_all(metrics, outputs, tmp_path, "val", judged=True)
     _assert_inspect_records(records, metrics, outputs, tmp_path)
+    _assert_read_once(records, tmp_path / "logs")
     for subtask, expected in EXPECTED.items():
         for name, value in expected.items():
             assert metrics[f"abg_coqa_{subtask}"][name] == pytest.approx(value), (subtask, name)
