@@ -828,6 +828,7 @@ def read_results(paths: Iterable[str | Path]) -> RunResults:
     kind named directly is an error, one met in a folder a notice."""
     found = RunResults()
     per_sample: list[tuple[Path, list[ScoredSample]]] = []
+    read: set[Path] = set()  # a file given and also found in a folder given is read once
     for raw in paths:
         path = Path(raw)
         if not path.exists():
@@ -840,6 +841,9 @@ def read_results(paths: Iterable[str | Path]) -> RunResults:
             raise RunLogError(f"{path}: holds no results_*.json, .eval or .json file; "
                               f"expected {RESULTS_EXPECTED}.")
         for file in files:
+            if file.resolve() in read:
+                continue
+            read.add(file.resolve())
             runs, notices = _read_result_file(file, strict=not path.is_dir())
             found.runs.extend(runs)
             found.notices.extend(notices)

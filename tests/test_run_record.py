@@ -280,3 +280,13 @@ def test_a_run_given_as_its_log_and_its_record_is_read_once_only_when_they_agree
         found = run_logs.RunResults([run("log.eval", False), other])
         run_logs._read_each_run_once(found)
         assert len(found.runs) == 2 and not found.notices
+
+
+def test_a_file_given_and_also_found_in_a_folder_given_is_read_once(tmp_path,
+                                                                    use_fixture_data, capsys):
+    record_path = tmp_path / "runs" / "model-a.json"
+    code, _, _ = _score(["ambignq", "--outputs", str(_outputs_file(tmp_path, AMBIGNQ_OUTPUTS)),
+                         "--record", str(record_path)], capsys)
+    assert code == 0
+    found = run_logs.read_results([record_path, record_path.parent, record_path])
+    assert [run.source for run in found.runs] == [record_path] and not found.notices
