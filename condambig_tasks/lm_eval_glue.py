@@ -161,6 +161,7 @@ class LmEvalTask:
         for item, record in zip(items, records, strict=True):
             target = benchmark.target(item, options)
             docs.append({
+                "benchmark": benchmark.name,  # which benchmark a renamed samples file holds
                 "id": benchmark.item_id(item),
                 "prompt": benchmark.prompt(item, options),
                 "target": " | ".join(target) if isinstance(target, list) else target,

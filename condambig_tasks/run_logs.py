@@ -317,16 +317,17 @@ def _lm_eval_candidate(path: Path) -> _Candidate:
     match = _LM_EVAL_SAMPLES.match(path.name)
     task = match["task"] if match else path.stem
     # a task the spec does not name (a renamed file, a user's own YAML task over our glue):
-    # the benchmark whose options its docs carry
+    # the benchmark its docs name
     benchmark = (benchmark_of_task(task) if match else None) or \
-        _sniff_lm_eval(path, strict=match is None)
+        _doc_benchmark(path, strict=match is None)
     return _Candidate(LM_EVAL, task, benchmark, path,
                       lambda: _read_lm_eval(path, task, benchmark))
 
 
-def _sniff_lm_eval(path: Path, strict: bool = True) -> str | None:
-    """The benchmark of a samples file from its docs' options (None: not ours); ``strict``:
-    a file whose rows are not condambig docs is an error (named directly, not in a folder)."""
+def _doc_benchmark(path: Path, strict: bool = True) -> str | None:
+    """The benchmark a samples file's docs name (None: not ours, or written before docs
+    named it); ``strict``: a file whose rows are not condambig docs is an error (named
+    directly, not in a folder)."""
     rows = _read_rows(path, first_only=True)
     doc = rows[0][1].get("doc") if rows and isinstance(rows[0][1], dict) else None
     if not isinstance(doc, dict) or "options" not in doc:
@@ -334,11 +335,8 @@ def _sniff_lm_eval(path: Path, strict: bool = True) -> str | None:
             return None
         raise RunLogError(f"{path}: not an lm-eval samples file (rows with 'doc' and "
                           f"'resps'); {_WHAT_TO_GIVE}.")
-    keys = set(_json_object(path, rows[0][0], doc["options"], "options"))
-    for name in registry.available():
-        if keys == {f.name for f in dataclasses.fields(registry.get(name).options_type)}:
-            return name
-    return None
+    named = doc.get("benchmark")
+    return named if isinstance(named, str) and named in registry.available() else None
 
 
 def _read_rows(path: Path, first_only: bool = False) -> list[tuple[int, Any]]:

@@ -37,7 +37,8 @@ AMBIGNQ_REPLY = json.dumps([
 
 def _doc(benchmark: str, item_id: str, options: dict | None = None, judge: dict | None = None):
     bench = registry.get(benchmark)
-    return {"id": item_id, "prompt": "(prompt)", "target": "", "record": "{}",
+    return {"benchmark": benchmark, "id": item_id, "prompt": "(prompt)", "target": "",
+            "record": "{}",
             "options": json.dumps(options_to_json(bench, bench.options(options or {})),
                                   sort_keys=True),
             "judge": json.dumps(judge or {}, sort_keys=True)}
@@ -520,9 +521,15 @@ def test_a_run_on_other_data_is_said_so(ambignq_log, capsys):
 def test_a_task_the_spec_does_not_name_is_found_by_its_docs(tmp_path, use_fixture_data,
                                                             capsys):
     """A user's own lm-eval task over our glue (samples_my_task_<date>.jsonl): its docs
-    carry the benchmark's options, so the run is found and rescored."""
+    name the benchmark, so the run is found and rescored."""
     rows = [_row(_doc("ambignq", key), output) for key, output in AMBIGNQ_OUTPUTS.items()]
     _write_samples(tmp_path / "out", "my_ambiguity_task", rows)
     code, result, err = _score(["ambignq", "--from-log", str(tmp_path / "out")], capsys)
     assert code == 0, err
     assert result["source"]["task"] == "my_ambiguity_task" and result["n_scored"] == len(AMBIGNQ_OUTPUTS)
+    # docs that name no benchmark: never worked out from which options they carry
+    for row in rows:
+        del row["doc"]["benchmark"]
+    _write_samples(tmp_path / "out", "my_ambiguity_task", rows)
+    code, _, err = _score(["ambignq", "--from-log", str(tmp_path / "out")], capsys)
+    assert code == 2 and "holds no condambig run of a known task" in err
