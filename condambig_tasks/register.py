@@ -185,6 +185,7 @@ class LoggedRun:
     row: dict[str, Any]
     command: str
     version: str
+    run: run_logs.RunResult  # as read: a run given as its log and its record counts once
 
 
 def log_files(paths: Sequence[str]) -> list[Path]:
@@ -248,7 +249,7 @@ def read_run(path: Path) -> LoggedRun:
     if run.judge:
         flags += f" --model-role grader={run.judge}"
     return LoggedRun(path=path, task=run.task, benchmark=run.benchmark, row=row,
-                     version=str(run.version),
+                     version=str(run.version), run=run,
                      command=f"inspect eval {INSPECT_PREFIX}{run.task}{flags} --model {{model}}")
 
 
@@ -284,7 +285,9 @@ def write_entries(out: Path, repository_url: str, commit: str, logs: Sequence[st
                   contributors: Sequence[str], maintainers: Sequence[str]) -> list[Path]:
     """Write ``<out>/<task>/eval.yaml`` for every registered task; returns the files."""
     tasks = register_tasks()
-    runs = [read_run(path) for path in log_files(logs)]
+    logged = [read_run(path) for path in log_files(logs)]
+    once = {id(run) for run in run_logs.each_run_once([entry.run for entry in logged])[0]}
+    runs = [entry for entry in logged if id(entry.run) in once]
     known = {task.name: task for task in tasks}
     for run in runs:
         if run.task not in known:

@@ -33,7 +33,7 @@ import dataclasses
 import glob
 import re
 import shlex
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -853,18 +853,20 @@ def read_results(paths: Iterable[str | Path]) -> RunResults:
         if path.resolve() not in attached:  # given and also found in a folder given
             attached.add(path.resolve())
             _attach_per_sample(found, path, samples)
-    _read_each_run_once(found)
+    found.runs[:], notices = each_run_once(found.runs)
+    found.notices.extend(notices)
     return found
 
 
-def _read_each_run_once(found: RunResults) -> None:
-    """A framework's run given twice, as its log and as the run record it wrote
-    (``CONDAMBIG_RECORD_DIR`` beside ``--log-dir``): the same framework, task, model,
-    outputs digest and numbers. It is kept once, as its record when one is given (it holds
-    every sample's scores), and a notice says so: never compared with itself."""
+def each_run_once(given: Sequence[RunResult]) -> tuple[list[RunResult], list[str]]:
+    """The runs with a framework's run given twice, as its log and as the run record it
+    wrote (``CONDAMBIG_RECORD_DIR`` beside ``--log-dir``), kept once: the same framework,
+    task, model, outputs digest and numbers. It is kept as its record when one is given (it
+    holds every sample's scores), and a notice says so: never compared with itself."""
     kept: dict[tuple, int] = {}
     runs: list[RunResult] = []
-    for run in found.runs:
+    notices: list[str] = []
+    for run in given:
         key = (run.framework, run.task, run.model, run.outputs_sha256,
                tuple(sorted(run.metrics.items())))
         if run.outputs_sha256 is None or run.framework == CLI or key not in kept:
@@ -874,10 +876,10 @@ def _read_each_run_once(found: RunResults) -> None:
         first = runs[kept[key]]
         record, other = (run, first) if run.per_sample == run.source else (first, run)
         runs[kept[key]] = record
-        found.notices.append(f"{other.source} and {record.source} are one {run.framework} "
-                             f"run (task {run.task}, model {run.model}, the same outputs "
-                             f"and numbers): read once, from {record.source}")
-    found.runs[:] = runs
+        notices.append(f"{other.source} and {record.source} are one {run.framework} run "
+                       f"(task {run.task}, model {run.model}, the same outputs and "
+                       f"numbers): read once, from {record.source}")
+    return runs, notices
 
 
 def _per_sample_files_beside(saved: Path, runs: list[RunResult]) -> list[Path]:

@@ -271,15 +271,13 @@ def test_a_run_given_as_its_log_and_its_record_is_read_once_only_when_they_agree
             metrics={"f1_answer_all": f1}, outputs_sha256=digest,
             per_sample=Path(source) if record else None)
 
-    found = run_logs.RunResults([run("log.eval", False), run("rec.json", True)])
-    run_logs._read_each_run_once(found)
-    assert [str(r.source) for r in found.runs] == ["rec.json"]
-    assert found.notices == ["log.eval and rec.json are one inspect run (task ambignq, model "
-                             "hf/m, the same outputs and numbers): read once, from rec.json"]
+    runs, notices = run_logs.each_run_once([run("log.eval", False), run("rec.json", True)])
+    assert [str(r.source) for r in runs] == ["rec.json"]
+    assert notices == ["log.eval and rec.json are one inspect run (task ambignq, model "
+                       "hf/m, the same outputs and numbers): read once, from rec.json"]
     for other in (run("rec.json", True, f1=0.25), run("rec.json", True, digest=None)):
-        found = run_logs.RunResults([run("log.eval", False), other])
-        run_logs._read_each_run_once(found)
-        assert len(found.runs) == 2 and not found.notices
+        runs, notices = run_logs.each_run_once([run("log.eval", False), other])
+        assert len(runs) == 2 and not notices
 
 
 def test_a_file_given_and_also_found_in_a_folder_given_is_read_once(tmp_path,

@@ -15,6 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 from lm_eval.api.metrics import unweighted_mean_stderr
 
 from condambig_tasks import registry
@@ -272,6 +273,14 @@ def test_inspect_scripted_model_equals_hand_computed_numbers(scripted_server, tm
     _check_all(metrics, outputs, tmp_path, "val", judged=True)
     _assert_inspect_records(records, metrics, outputs, tmp_path)
     _assert_read_once(records, tmp_path / "logs")
+    # the register given the logs and the records: one row per run
+    from condambig_tasks import register
+
+    written = register.write_entries(tmp_path / "register", "https://example.org/r", "0" * 40,
+                                     [str(tmp_path / "logs"), str(records)], [], [])
+    rows = {path.parent.name: yaml.safe_load(path.read_text()).get("evaluation_report")
+            for path in written}
+    assert all(len(rows[task]["results"]) == 1 for task in TASKS), rows
     for subtask, expected in EXPECTED.items():
         for name, value in expected.items():
             assert metrics[f"abg_coqa_{subtask}"][name] == pytest.approx(value), (subtask, name)
