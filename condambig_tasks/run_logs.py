@@ -869,8 +869,11 @@ def each_run_once(given: Sequence[RunResult]) -> tuple[list[RunResult], list[str
     for run in given:
         key = (run.framework, run.task, run.model, run.outputs_sha256,
                tuple(sorted(run.metrics.items())))
-        if run.outputs_sha256 is None or run.framework == CLI or key not in kept:
-            kept.setdefault(key, len(runs))
+        if run.outputs_sha256 is None or run.framework == CLI:  # nothing says it is another's
+            runs.append(run)
+            continue
+        if key not in kept:
+            kept[key] = len(runs)
             runs.append(run)
             continue
         first = runs[kept[key]]
