@@ -1,4 +1,8 @@
-"""CondAmbigQA in Inspect: ``inspect eval condambig/condambigqa -T setting=main``.
+"""CondAmbigQA in Inspect: ``inspect eval condambig/condambigqa -T setting=main``, or a
+setting's own task (the lm-eval task's name), as an eval set can hold several:
+
+    inspect eval-set condambig/condambigqa condambig/condambigqa_gold_conditions \\
+        condambig/condambigqa_no_conditions --log-dir logs/condambigqa --model ...
 
 The judge is Inspect's ``grader`` model role (``--model-role grader=openai/gpt-4o-mini``);
 without one (or with ``-T judge=false``) only the judge-free metrics are reported.
@@ -6,10 +10,12 @@ without one (or with ``-T judge=false``) only the judge-free metrics are reporte
 
 from __future__ import annotations
 
+from typing import Any
+
 from inspect_ai import Task
 
 from condambig._factory import benchmark_task
-from condambig.task_options import task
+from condambig.task_options import task, variant_task
 from condambig_metrics.judge import JudgeWeighting
 from condambig_tasks.condambigqa.benchmark import CondAmbigQAOptions, Matching
 from condambig_tasks.condambigqa.loader import Release
@@ -54,3 +60,37 @@ def condambigqa(
         dataset_name=f"condambigqa_{getattr(setting, 'value', setting)}",
         judge_max_failed=judge_max_failed,
     )
+
+
+# one task per variant declared in condambig_tasks.condambigqa.benchmark (its docstring is
+# the declared description): its -T options are condambigqa's but those the variant fixes
+
+
+@task
+@variant_task(condambigqa)
+def condambigqa_gold_conditions(**options: Any) -> Task:
+    ...
+
+
+@task
+@variant_task(condambigqa)
+def condambigqa_no_conditions(**options: Any) -> Task:
+    ...
+
+
+@task
+@variant_task(condambigqa)
+def condambigqa_closed_book(**options: Any) -> Task:
+    ...
+
+
+@task
+@variant_task(condambigqa)
+def condambigqa_closed_book_conditions(**options: Any) -> Task:
+    ...
+
+
+@task
+@variant_task(condambigqa)
+def condambigqa_paper(**options: Any) -> Task:
+    ...

@@ -1,6 +1,7 @@
 """Inspect task ``condambig/hotpot_flm``: the clarifying-question pipeline of Toles et al.
 
     inspect eval condambig/hotpot_flm --model openai/gpt-4o -T split=test
+    inspect eval condambig/hotpot_flm_test --model openai/gpt-4o    # the same run, by name
     inspect eval condambig/hotpot_flm --model hf/meta-llama/Meta-Llama-3-8B-Instruct \\
         --model-role answerer=openai/gpt-4o             # the paper's GPT-4o answering agent
     inspect eval condambig/hotpot_flm -T questioner=repeater --model none   # a baseline
@@ -18,7 +19,7 @@ temperature: 0}'`` or, for ``hf/`` models, ``model_args: {do_sample: false}``.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from inspect_ai import Task
 from inspect_ai.model import ModelOutput
@@ -33,7 +34,7 @@ from inspect_ai.solver import (
 )
 
 from condambig._factory import benchmark_task
-from condambig.task_options import task
+from condambig.task_options import task, variant_task
 from condambig_tasks import registry
 from condambig_tasks.errors import ConfigurationError
 from condambig_tasks.hotpot_flm.benchmark import FlmOptions
@@ -90,6 +91,12 @@ def hotpot_flm(
         solver=question_solver(questioner, question_system_message(options.question_prompt)),
         metadata={"split": options.split.value, "questioner": questioner},
     )
+
+
+@task
+@variant_task(hotpot_flm)
+def hotpot_flm_test(**options: Any) -> Task:
+    ...
 
 
 @solver

@@ -28,12 +28,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from condambig_tasks import registry
+from condambig_tasks.benchmark import find_variant
 from condambig_tasks.errors import ConfigurationError
 from condambig_tasks.options import suggestion
 
 logger = logging.getLogger("condambig")
 
 SCOPES = "scoped"  # the name of the variadic keyword parameter the tasks gain
+FIXED = "fixed_options"  # a variant's task: the options its variant fixes (variant_task)
 # benchmark -> the -T options of its tasks (filled as the task modules are imported)
 _TASK_OPTIONS: dict[str, set[str]] = {}
 
@@ -46,6 +48,57 @@ def task(function: Callable[..., Any]) -> Any:
     return inspect_task(scoped_options(function))
 
 
+def variant_task(general: Callable[..., Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The task of one declared variant, named like it (``condambig/<variant>``, as lm-eval
+    names the variant's task; one name per variant, so an eval set can hold several): the
+    ``-T`` parameters of the benchmark's ``general`` task but those the variant fixes, with
+    the variant's generation budget as ``max_tokens``'s default and its sampling
+    temperature in the task's config (a ``--temperature`` given still wins).
+
+        @task
+        @variant_task(condambigqa)
+        def condambigqa_gold_conditions(**options: Any) -> Task:
+            ...
+
+    Its docstring is the variant's declared description (the register entry's summary).
+    """
+    build = inspect.unwrap(general)
+    signature = inspect.signature(build)
+
+    def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
+        from inspect_ai.model import GenerateConfig
+
+        benchmark = registry.get(function.__module__.rsplit(".", 1)[-1])
+        variant = find_variant(benchmark, function.__name__)
+        parameters = [parameter for name, parameter in signature.parameters.items()
+                      if name not in variant.options]
+        if variant.max_tokens is not None:
+            parameters = [parameter.replace(default=variant.max_tokens)
+                          if parameter.name == "max_tokens" else parameter
+                          for parameter in parameters]
+
+        fixed, temperature = dict(variant.options), variant.temperature
+        own = signature.replace(parameters=parameters)
+
+        @functools.wraps(function)
+        def variant_of_general(**given: Any) -> Any:
+            arguments = own.bind(**given)
+            arguments.apply_defaults()
+            task = build(**fixed, **arguments.arguments)
+            if temperature is not None:
+                task.config = task.config.merge(GenerateConfig(temperature=temperature))
+            return task
+
+        variant_of_general.__signature__ = own  # type: ignore[attr-defined]
+        variant_of_general.__annotations__ = {
+            name: kind for name, kind in build.__annotations__.items() if name not in fixed}
+        setattr(variant_of_general, FIXED, fixed)
+        variant_of_general.__doc__ = f"{variant.description[0].upper()}{variant.description[1:]}."
+        return variant_of_general
+
+    return decorate
+
+
 def scoped_options(function: Callable[..., Any]) -> Callable[..., Any]:
     """``function`` (a benchmark's task function, in ``condambig.<benchmark>``) taking
     also the scope keys of :mod:`this module <condambig.task_options>`."""
@@ -54,9 +107,11 @@ def scoped_options(function: Callable[..., Any]) -> Callable[..., Any]:
     declared = [name for name, parameter in signature.parameters.items()
                 if parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)]
     _TASK_OPTIONS.setdefault(benchmark, set()).update(declared)
+    fixed = getattr(function, FIXED, {})
 
     @functools.wraps(function)
     def with_scopes(*args: Any, **given: Any) -> Any:
+        given = without_fixed(benchmark, function.__name__, fixed, given)
         arguments, plain = task_arguments(benchmark, function.__name__, declared, given)
         try:
             return function(*args, **arguments)
@@ -67,6 +122,45 @@ def scoped_options(function: Callable[..., Any]) -> Callable[..., Any]:
         parameters=[*signature.parameters.values(),
                     inspect.Parameter(SCOPES, inspect.Parameter.VAR_KEYWORD)])
     return with_scopes
+
+
+def without_fixed(benchmark_name: str, task: str, fixed: Mapping[str, Any],
+                  given: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``-T`` options ``given`` without those the variant's task fixes, each of which
+    must say the fixed value (lm-eval's rule for ``--metadata``): another value is an
+    error naming the task that runs it, never an option silently not used."""
+    scoped = given.get(benchmark_name)
+    scoped = dict(scoped) if isinstance(scoped, Mapping) else None
+    asked = {key: value for key, value in {**given, **(scoped or {})}.items() if key in fixed}
+    if asked:
+        benchmark = registry.get(benchmark_name)
+        own = benchmark.options(dict(fixed))
+        contradicted = {key: value for key, value in asked.items()
+                        if _parsed(benchmark, {**fixed, key: value}, key) != getattr(own, key)}
+        if contradicted:
+            wanted = {**fixed, **contradicted}
+            named = [variant.task for variant in benchmark.variants
+                     if set(variant.options) == set(wanted) and all(
+                         _parsed(benchmark, variant.options, key) ==
+                         _parsed(benchmark, wanted, key) for key in wanted)]
+            run = (f"condambig/{named[0]}" if named else f"condambig/{benchmark_name} " + " ".join(
+                f"-T {key}={value}" for key, value in contradicted.items()))
+            raise ConfigurationError(
+                f"condambig/{task} runs {', '.join(f'{k}={fixed[k]}' for k in contradicted)}; "
+                f"-T {', '.join(f'{k}={v}' for k, v in contradicted.items())} asks for "
+                f"another: run {run}")
+    kept = {key: value for key, value in given.items() if key not in fixed}
+    if scoped is not None:
+        kept[benchmark_name] = {key: value for key, value in scoped.items() if key not in fixed}
+    return kept
+
+
+def _parsed(benchmark: Any, values: Mapping[str, Any], key: str) -> Any:
+    """One option as the benchmark reads it (None: a value it rejects)."""
+    try:
+        return getattr(benchmark.options(dict(values)), key)
+    except ConfigurationError:
+        return None
 
 
 def task_arguments(benchmark: str, task: str, declared: list[str],

@@ -83,9 +83,13 @@ def test_inspect_command_names_the_task_and_the_options_it_does_not_default_to(i
     condambigqa, abg_coqa = benchmarks["condambigqa"], benchmarks["abg_coqa"]
     assert docs_tables.inspect_command(
         condambigqa, find_variant(condambigqa, "condambigqa"), inspect_tasks) == "condambig/condambigqa"
-    assert docs_tables.inspect_command(
-        condambigqa, find_variant(condambigqa, "condambigqa_closed_book"), inspect_tasks
-    ) == "condambig/condambigqa -T setting=closed_book"
+    closed_book = find_variant(condambigqa, "condambigqa_closed_book")
+    assert docs_tables.inspect_command(condambigqa, closed_book, inspect_tasks) \
+        == "condambig/condambigqa_closed_book"
+    # a variant without a task of its own: the benchmark's task with the options it fixes
+    general_only = [task for task in inspect_tasks if task.name != "condambigqa_closed_book"]
+    assert docs_tables.inspect_command(condambigqa, closed_book, general_only) \
+        == "condambig/condambigqa -T setting=closed_book"
     assert docs_tables.inspect_command(
         abg_coqa, find_variant(abg_coqa, "abg_coqa_clarification"), inspect_tasks
     ) == "condambig/abg_coqa_clarification"

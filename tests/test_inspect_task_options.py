@@ -92,3 +92,79 @@ def test_other_scopes_are_left_to_their_tasks_and_unused_keys_warned_about(
     messages = [record.getMessage() for record in caplog.records]
     assert "param 'questioner' not used by task 'abg_coqa_detection'" in messages
     assert "param 'judge' (-T abg_coqa) not used by task 'abg_coqa_detection'" in messages
+
+
+# ---------------------------------------------------------------- a task per variant
+def test_every_declared_variant_is_an_inspect_task_of_its_name():
+    """As in lm-eval, each variant runs by its own name (``condambig/<variant>``, no ``-T``):
+    one eval set can then hold several variants of a benchmark."""
+    from condambig_tasks import docs_tables, registry
+
+    tasks = docs_tables.installed_inspect_tasks()
+    for name in registry.BENCHMARKS:  # the built-in ones (a test benchmark may have none)
+        benchmark = registry.get(name)
+        for variant in benchmark.variants:
+            assert docs_tables.inspect_command(benchmark, variant, tasks) \
+                == f"condambig/{variant.task}", variant.task
+
+
+def test_a_variant_task_runs_its_variant(use_fixture_data):
+    from condambig.condambigqa import condambigqa_gold_conditions, condambigqa_paper
+    from condambig_tasks import registry
+
+    benchmark = registry.get("condambigqa")
+    gold = condambigqa_gold_conditions(judge=False, max_conditions=3)
+    assert gold.metadata["options"]["setting"] == "gold_conditions"
+    assert gold.metadata["options"]["max_conditions"] == 3  # the general task's options
+    assert gold.config.temperature is None  # greedy: the command line's
+    assert gold.config.max_tokens == benchmark.max_tokens(
+        benchmark.options(gold.metadata["options"]))
+    paper = condambigqa_paper(judge=False)
+    assert (paper.metadata["options"]["setting"],
+            paper.metadata["options"]["judge_weighting"]) == ("main", "deepeval")
+    assert (paper.config.temperature, paper.config.max_tokens) == (0.7, 1024)
+    assert condambigqa_paper(judge=False, max_tokens=64).config.max_tokens == 64
+
+
+def test_a_variant_task_takes_what_it_fixes_only_at_its_value(use_fixture_data):
+    """lm-eval's rule for ``--metadata``: the fixed value again is accepted (plain or
+    scoped), another is an error naming the task that runs it, never an option not used."""
+    from condambig.condambigqa import condambigqa_gold_conditions, condambigqa_paper
+
+    same = condambigqa_gold_conditions(judge=False, setting="gold_conditions",
+                                       condambigqa={"setting": "gold_conditions"})
+    assert same.metadata["options"]["setting"] == "gold_conditions"
+    with pytest.raises(ConfigurationError, match=r"^condambig/condambigqa_gold_conditions runs "
+                       r"setting=gold_conditions; -T setting=closed_book asks for another: "
+                       r"run condambig/condambigqa_closed_book$"):
+        condambigqa_gold_conditions(judge=False, setting="closed_book")
+    with pytest.raises(ConfigurationError, match=r"-T setting=main asks for another: run "
+                                                 r"condambig/condambigqa$"):
+        condambigqa_gold_conditions(judge=False, condambigqa={"setting": "main"})
+    with pytest.raises(ConfigurationError, match=r"run condambig/condambigqa -T "
+                                                 r"judge_weighting=condambig$"):
+        condambigqa_paper(judge=False, judge_weighting="condambig")
+
+
+@pytest.mark.e2e
+def test_one_eval_set_runs_two_settings_of_a_benchmark(tmp_path, subject):
+    """Before the variants had tasks of their own, ``-T setting=`` reached every task of a
+    command: two CondAmbigQA settings could not be one eval set."""
+    from inspect_ai.log import read_eval_log
+
+    env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA),
+                         CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"),
+                         SUBJECT_BASE_URL=subject.base_url, SUBJECT_API_KEY="k")
+    completed = subprocess.run(
+        [executable("inspect"), "eval-set", "condambig/condambigqa_closed_book",
+         "condambig/condambigqa_gold_conditions", "-T", "judge=false",
+         "--model", "openai-api/subject/m", "--log-dir", str(tmp_path / "logs"),
+         "--limit", "2", "--display", "plain"],
+        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    logs = {log.eval.task.removeprefix("condambig/"): log for log in map(
+        read_eval_log, glob.glob(f"{tmp_path}/logs/*.eval"))}
+    assert {task: (log.status, log.eval.metadata["options"]["setting"], len(log.samples))
+            for task, log in logs.items()} == {
+        "condambigqa_closed_book": ("success", "closed_book", 2),
+        "condambigqa_gold_conditions": ("success", "gold_conditions", 2)}

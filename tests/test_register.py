@@ -146,8 +146,9 @@ def test_a_task_sharing_its_file_links_its_line(tmp_path):
         prefix = f"Source: {REPOSITORY}/blob/{COMMIT}/{task.task_path}#L"
         assert task.comment.startswith(prefix), name
         line = int(task.comment.removeprefix(prefix))
+        definition = next(text for text in lines[line:] if not text.startswith("@"))
         assert lines[line - 1].startswith("@task") and \
-            lines[line].startswith(f"def {name}("), name
+            definition.startswith(f"def {name}("), name
     assert len({entry.tasks[0].comment for name, entry in entries.items()
                 if name.startswith("abg_coqa")}) == 3
 
@@ -285,6 +286,8 @@ def test_entries_are_yaml_inspect_evals_reads_back(tmp_path):
     assert register(tmp_path / "register", cwd=tmp_path).returncode == 0
     raw = yaml.safe_load((tmp_path / "register" / "condambigqa" / "eval.yaml").read_text())
     assert "id" not in raw  # inspect_evals takes the id from the folder's name
-    assert raw["tasks"] == [{"name": "condambigqa",
-                             "task_path": f"{INSPECT_SOURCE_DIR}/condambigqa.py",
-                             "dataset_samples": 2000}]
+    [task] = raw["tasks"]  # its file holds its settings' tasks too: linked at its line
+    assert task.pop("comment").startswith(
+        f"Source: {REPOSITORY}/blob/{COMMIT}/{INSPECT_SOURCE_DIR}/condambigqa.py#L")
+    assert task == {"name": "condambigqa", "task_path": f"{INSPECT_SOURCE_DIR}/condambigqa.py",
+                    "dataset_samples": 2000}
