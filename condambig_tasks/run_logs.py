@@ -1055,8 +1055,12 @@ def _inspect_result(path: Path) -> tuple[list[RunResult], list[str]]:
     benchmark = registry.get(named)
     task = _task_key(spec.task)
     options = _inspect_options(spec, named, recorded)
-    variant = _variant_of_task(benchmark, task, options,
-                               getattr(spec.model_generate_config, "temperature", None))
+    # the temperature the run sampled at: the task's config under the command line's
+    # (a variant's task such as condambigqa_paper sets its own), as the plan records it
+    temperature = getattr(getattr(log.plan, "config", None), "temperature", None)
+    if temperature is None:
+        temperature = getattr(spec.model_generate_config, "temperature", None)
+    variant = _variant_of_task(benchmark, task, options, temperature)
     metrics, stderr = _inspect_metrics(log.results.scores)
     model = _inspect_model(spec)
     provenance = _provenance(path, metadata) or {}
@@ -1075,11 +1079,13 @@ def _inspect_result(path: Path) -> tuple[list[RunResult], list[str]]:
 
 def _variant_of_task(benchmark: Benchmark, task: str, options: Mapping[str, Any],
                      temperature: float | None = None) -> Variant:
-    """The task's own variant, unless its options make it another (Inspect's hotpot_flm
-    -T split=test is a run of hotpot_flm_test; a user's own task is its options')."""
+    """The task's own variant, unless its options or its sampling make it another
+    (Inspect's hotpot_flm -T split=test is a run of hotpot_flm_test, condambigqa_paper
+    run at --temperature 0 is not a paper run; a user's own task is its options')."""
     known = registry.task_variant(task)
     if known is not None and known[0].name == benchmark.name and \
-            known[1].accepts(benchmark_options(benchmark, options)):
+            known[1].accepts(benchmark_options(benchmark, options)) and \
+            (temperature is None or known[1].generates_like(temperature)):
         return known[1]
     return variant_for(benchmark, options, temperature)
 

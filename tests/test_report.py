@@ -555,6 +555,25 @@ def test_inspect_and_cli_options_find_their_task():
     assert not same_or_narrower("hotpot_flm", _variant("hotpot_flm_test"), "hotpot_flm")
 
 
+def test_a_run_of_a_variant_task_is_that_variant_when_it_sampled_as_it_does():
+    """Inspect's condambig/condambigqa_paper sets temperature 0.7 in its task config (the
+    log's plan); run at --temperature 0 it is a main-setting run with the paper's judge
+    rule, not a paper run; a run whose temperature is not recorded keeps its task's name."""
+    from condambig_tasks.run_logs import _variant_of_task
+
+    condambigqa = registry.get("condambigqa")
+    deepeval = {"setting": "main", "judge_weighting": "deepeval"}
+    assert _variant_of_task(condambigqa, "condambigqa_paper", deepeval, 0.7).task \
+        == "condambigqa_paper"
+    assert _variant_of_task(condambigqa, "condambigqa_paper", deepeval).task \
+        == "condambigqa_paper"
+    assert _variant_of_task(condambigqa, "condambigqa_paper", deepeval, 0.0).task \
+        == "condambigqa"
+    assert _variant_of_task(condambigqa, "condambigqa_gold_conditions",
+                            {"setting": "gold_conditions"}, 0.0).task \
+        == "condambigqa_gold_conditions"
+
+
 def _run_of(task: str, model: str, metrics: dict[str, float]) -> RunResult:
     benchmark, variant = registry.task_variant(task)
     return RunResult(source=Path("made-up.json"), framework=LM_EVAL, model=model,
