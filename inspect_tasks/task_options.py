@@ -17,6 +17,10 @@ Inspect's ``@task`` on the function wrapped by :func:`scoped_options`, which kee
 declared parameters (Inspect lists and validates those) and adds a ``**scoped`` one,
 through which Inspect passes the scope keys. Its name stays ``task`` because Inspect (and
 its linter) find tasks in the source by a decorator of that name.
+
+A declared variant's own task (:func:`variant_task`, e.g. ``condambigqa_gold_conditions``)
+takes the general task's ``-T`` options but those its variant fixes; one of those given
+must say the fixed value (:func:`without_fixed`), as lm-eval's ``--metadata`` must.
 """
 
 from __future__ import annotations
