@@ -371,13 +371,14 @@ def test_the_committed_checkpoints_restore_on_the_upstream_data(
     if not files:
         pytest.skip("no unfinished run of the report is checkpointed")
     specs = {spec.task: spec for spec in report.real_model.greedy_tasks()}
+    staged = tmp_path / "data"  # as the report runs: ConditionalQA's stand-in documents
+    report.stage_data(real_data_dir, staged)
     for file in files:
         saved = json.loads(file.read_text())
         plan = report.PlannedRun(**saved["plan"])
         benchmark = specs[plan.task].benchmark
-        scoped = report.split_options(real_data_dir).get(benchmark, {})
-        prompts = report.item_prompts(benchmark, plan.task, scoped, plan.limit,
-                                      str(real_data_dir))
+        scoped = report.split_options(staged).get(benchmark, {})
+        prompts = report.item_prompts(benchmark, plan.task, scoped, plan.limit, str(staged))
         restored, _ = checkpoint.restore(file, tmp_path / plan.name / "responses", prompts)
         assert restored == len(saved["generations"])
         index = checkpoint._index(checkpoint.reference_text(prompts))
