@@ -11,6 +11,7 @@ the verdict format) ends the run as the trust rules say. The budget is cut to
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import io
 import json
@@ -93,15 +94,26 @@ def tier(smollm2, tmp_path_factory) -> dict:
     one server for the served routes and the judge."""
     tmp = tmp_path_factory.mktemp("real_model")
     env = _env(smollm2)
-    runs = {"lm_eval_hf": _lm_eval(ROUTES[0], smollm2, tmp / "lm_eval_hf", env),
-            "inspect_hf": _inspect(ROUTES[1], smollm2, tmp / "inspect_hf", env)}
-    with ServedModel(smollm2, tmp / "serve.log", env=env) as served:
-        served_env = {**env, **served.environment()}
-        runs["lm_eval_served"] = _lm_eval(ROUTES[2], smollm2, tmp / "lm_eval_served",
-                                          served_env, served.base_url)
-        runs["inspect_served"] = _inspect(ROUTES[3], smollm2, tmp / "inspect_served",
-                                          served_env)
-        judged = _judged(smollm2, tmp, served_env, served)
+
+    def served_chain() -> tuple[dict[str, dict[str, TaskRun]], dict]:
+        # one client of the server at a time: its replies never share a batch
+        with ServedModel(smollm2, tmp / "serve.log", env=env) as served:
+            served_env = {**env, **served.environment()}
+            runs = {"lm_eval_served": _lm_eval(ROUTES[2], smollm2, tmp / "lm_eval_served",
+                                               served_env, served.base_url),
+                    "inspect_served": _inspect(ROUTES[3], smollm2, tmp / "inspect_served",
+                                               served_env)}
+            return runs, _judged(smollm2, tmp, served_env, served)
+
+    # the local routes beside the served chain: each command is one single-threaded process
+    # (OMP_NUM_THREADS=1), so the tier's worker keeps a core busy while it would wait
+    with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
+        lm_eval_hf = pool.submit(_lm_eval, ROUTES[0], smollm2, tmp / "lm_eval_hf", env)
+        inspect_hf = pool.submit(_inspect, ROUTES[1], smollm2, tmp / "inspect_hf", env)
+        served = pool.submit(served_chain)
+        served_runs, judged = served.result()
+        runs = {"lm_eval_hf": lm_eval_hf.result(), "inspect_hf": inspect_hf.result(),
+                **served_runs}
     return {"runs": runs, "judged": judged}
 
 
