@@ -76,6 +76,14 @@ def prompt_length_hint(benchmark_name: str) -> str:
     return " or lower -T max_document_words" if "max_document_words" in names else ""
 
 
+def inspect_task_name(benchmark_name: str, dataset_name: str) -> str:
+    """The task as the user names it on the command line, for messages: a dataset named as
+    a declared task (``abg_coqa_detection``, ``condambigqa_gold_conditions``) is that task,
+    another (``condambigqa_main``, ``conditionalqa_dev``) is its benchmark's general task."""
+    found = registry.task_variant(dataset_name)
+    return f"condambig/{dataset_name if found is not None else benchmark_name}"
+
+
 def benchmark_task(
     benchmark_name: str,
     option_values: dict[str, Any],
@@ -103,6 +111,7 @@ def benchmark_task(
         benchmark, {k: v for k, v in option_values.items() if v is not None},
         judge_source=source)
     task_name = dataset_name or benchmark_name
+    said_as = inspect_task_name(benchmark_name, task_name)
     if isinstance(grader, list):
         raise ConfigurationError(
             f"{benchmark_name}: the grader role is bound to {len(grader)} models "
@@ -115,7 +124,7 @@ def benchmark_task(
         if bound is not None:
             check_grader(bound)
         else:
-            require_default_grader(task_name, default_grader(benchmark))
+            require_default_grader(said_as, default_grader(benchmark))
         cache = settings.judge_cache_choice()
         if cache is not None:  # CONDAMBIG_JUDGE_CACHE=off: no cache to check
             check_judge_cache(benchmark, cache)
@@ -138,7 +147,7 @@ def benchmark_task(
     wanted = judge_wanted(benchmark, options, source)
     return Task(
         dataset=MemoryDataset(samples, name=task_name),
-        setup=grader_guard(task_name, run.judged, default_grader(benchmark)) if wanted else None,
+        setup=grader_guard(said_as, run.judged, default_grader(benchmark)) if wanted else None,
         solver=solver or generate(),
         scorer=benchmark_scorer(benchmark_name, options_json, run.judged),
         # with --epochs N: every epoch's failed judgements are counted

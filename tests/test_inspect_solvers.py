@@ -54,3 +54,20 @@ def test_grader_guard_passes_a_judge_free_task_with_no_grader_bound():
 def test_grader_guard_stops_a_judged_task_with_no_grader_before_generation():
     with pytest.raises(GraderUnavailableError, match="no grader role is bound"):
         asyncio.run(grader_guard("abg_coqa_clarification", True, None)(_state(), _never))
+
+
+@pytest.mark.parametrize("build, said", [
+    (lambda tasks: tasks.condambigqa(), "condambig/condambigqa: "),
+    (lambda tasks: tasks.condambigqa_gold_conditions(), "condambig/condambigqa_gold_conditions: "),
+])
+def test_a_judged_task_with_no_usable_grader_is_named_as_the_user_runs_it(build, said,
+                                                                          monkeypatch):
+    """The one-line error names the Inspect task of the command line, not its dataset
+    (``condambigqa_main``)."""
+    import condambig._registry as tasks
+
+    for key in ("OPENAI_API_KEY", "AZUREAI_OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(key, raising=False)
+    with pytest.raises(GraderUnavailableError) as raised:
+        build(tasks)
+    assert str(raised.value).startswith(said + "this task is judged by the `grader` model role")
