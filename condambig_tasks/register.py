@@ -38,7 +38,7 @@ from condambig_tasks.benchmark import Benchmark, find_variant, headline_metric
 from condambig_tasks.errors import TRACEBACK_VARIABLE, CondambigError
 
 PROG = "condambig-register"
-INSPECT_PREFIX = "condambig/"
+INSPECT_PREFIX = registry.INSPECT_PREFIX
 # the repository folder installed as the ``condambig`` package ([tool.setuptools] package-dir)
 INSPECT_SOURCE_DIR = "inspect_tasks"
 ENTRY_FILE = "eval.yaml"

@@ -16,6 +16,8 @@ from condambig_tasks.errors import ConfigurationError
 # the lm-eval group of the whole suite: each benchmark's ``suite_member``, unweighted
 SUITE = "condambig"
 SUITE_VERSION = "1-C"  # N-X (benchmark.TaskVersion); its lines in CHANGELOG.md
+# how Inspect names the tasks: the package's ``inspect_ai`` entry point (pyproject.toml)
+INSPECT_PREFIX = "condambig/"
 
 BENCHMARKS: dict[str, str] = {
     "condambigqa": "condambig_tasks.condambigqa.benchmark:CondAmbigQA",

@@ -57,7 +57,6 @@ from condambig_tasks.provenance import OUTPUTS_SHA256_KEY, SCORING_SHA256_KEY, s
 LM_EVAL = "lm_eval"
 INSPECT = "inspect"
 CLI = "condambig-score"
-INSPECT_TASK_PREFIX = "condambig/"
 # lm-eval's sample file name (EvaluationTracker.save_results_samples):
 # samples_<task>_<datetime.now().isoformat() with ':' -> '-'>.jsonl
 _LM_EVAL_SAMPLES = re.compile(
@@ -297,7 +296,7 @@ def _file_candidates(path: Path) -> list[_Candidate]:
 
 
 def _task_key(task: str) -> str:
-    return task.removeprefix(INSPECT_TASK_PREFIX)
+    return task.removeprefix(registry.INSPECT_PREFIX)
 
 
 def _flag(name: str) -> str:

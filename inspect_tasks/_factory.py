@@ -81,7 +81,7 @@ def inspect_task_name(benchmark_name: str, dataset_name: str) -> str:
     a declared task (``abg_coqa_detection``, ``condambigqa_gold_conditions``) is that task,
     another (``condambigqa_main``, ``conditionalqa_dev``) is its benchmark's general task."""
     found = registry.task_variant(dataset_name)
-    return f"condambig/{dataset_name if found is not None else benchmark_name}"
+    return registry.INSPECT_PREFIX + (dataset_name if found is not None else benchmark_name)
 
 
 def benchmark_task(

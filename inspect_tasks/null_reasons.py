@@ -232,7 +232,7 @@ def write_record(log: EvalLog) -> None:
         logger.warning("%s: no run record: %s", log.eval.task, error)
         return
     path = settings.record_dir() / run_record.file_name(
-        log.eval.task.removeprefix(run_logs.INSPECT_TASK_PREFIX), record.get("model"))
+        log.eval.task.removeprefix(registry.INSPECT_PREFIX), record.get("model"))
     try:
         run_record.write(path, record)
     except OSError as error:

@@ -147,10 +147,11 @@ def without_fixed(benchmark_name: str, task: str, fixed: Mapping[str, Any],
                      if set(variant.options) == set(wanted) and all(
                          _parsed(benchmark, variant.options, key) ==
                          _parsed(benchmark, wanted, key) for key in wanted)]
-            run = (f"condambig/{named[0]}" if named else f"condambig/{benchmark_name} " + " ".join(
+            prefix = registry.INSPECT_PREFIX
+            run = (prefix + named[0] if named else f"{prefix}{benchmark_name} " + " ".join(
                 f"-T {key}={value}" for key, value in contradicted.items()))
             raise ConfigurationError(
-                f"condambig/{task} runs {', '.join(f'{k}={fixed[k]}' for k in contradicted)}; "
+                f"{prefix}{task} runs {', '.join(f'{k}={fixed[k]}' for k in contradicted)}; "
                 f"-T {', '.join(f'{k}={v}' for k, v in contradicted.items())} asks for "
                 f"another: run {run}")
     kept = {key: value for key, value in given.items() if key not in fixed}
