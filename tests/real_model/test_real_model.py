@@ -29,7 +29,10 @@ from tests.support.real_model import ROUTES, ServedModel, TaskRun
 pytestmark = [pytest.mark.e2e, pytest.mark.realmodel]
 
 LIMIT = 2
-MAX_TOKENS = 24
+MAX_TOKENS = 16
+# the judged runs check the trust rules on a real judge, not the outputs again: one item
+# each (a 135M judge writes up to its 256-token budget, twice per failed judgement)
+JUDGED_LIMIT = 1
 BATCH_SIZE = 1  # batch 1 everywhere: padding in a batch changes float32 logits slightly
 SPECS = real_model.greedy_tasks()
 TASKS = [spec.task for spec in SPECS]
@@ -77,12 +80,12 @@ def _judged(folder: Path, tmp: Path, env: dict[str, str], served: ServedModel) -
     judge_env = {**env, **served.judge_environment(), "CONDAMBIG_CACHE_DIR": str(tmp / "cache")}
     lm_eval = subprocess.run(
         real_model.lm_eval_command(ROUTES[0], folder, list(JUDGED), tmp / "judged_lm_eval",
-                                   limit=LIMIT, batch_size=BATCH_SIZE, max_gen_toks=MAX_TOKENS),
+                                   limit=JUDGED_LIMIT, batch_size=BATCH_SIZE, max_gen_toks=MAX_TOKENS),
         env=judge_env, cwd=tmp, capture_output=True, text=True, timeout=1800)
     grader = f"openai-api/{real_model.INSPECT_SERVICE}/{real_model.SERVED_NAME}"
     inspect = subprocess.run(
         real_model.inspect_command(ROUTES[1], folder, [f"condambig/{task}" for task in JUDGED],
-                                   tmp / "judged_inspect", limit=LIMIT, batch_size=BATCH_SIZE,
+                                   tmp / "judged_inspect", limit=JUDGED_LIMIT, batch_size=BATCH_SIZE,
                                    max_tokens=MAX_TOKENS, grader=grader),
         env=judge_env, cwd=tmp, capture_output=True, text=True, timeout=1800)
     return {"tmp": tmp, "lm_eval": lm_eval, "inspect": inspect}
