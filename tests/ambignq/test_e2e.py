@@ -43,8 +43,6 @@ def _env(**extra: str) -> dict[str, str]:
     return subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA), CONDAMBIG_OFFLINE="1", **extra)
 
 
-
-
 @pytest.fixture(scope="module")
 def scripted_server():
     """Answers each fixture prompt (AmbigNQ dev, Abg-CoQA val) with its scripted output, and
@@ -187,16 +185,26 @@ def _inspect(arguments: list[str], log_dir: Path, env: dict[str, str]) -> tuple[
     return metrics, outputs
 
 
+# condambig-score's numbers per (task, outputs, split): the same command gives the same
+# numbers, so it runs once per module (the scripted lm_eval and Inspect runs give the same
+# outputs to most tasks)
+_CLI_METRICS: dict[tuple[str, str, str], dict] = {}
+
+
 def _score_cli(task: str, outputs: dict[str, str], tmp: Path, split: str) -> dict:
+    rows = json.dumps([{"id": key, "output": value} for key, value in outputs.items()])
+    if (task, rows, split) in _CLI_METRICS:
+        return _CLI_METRICS[task, rows, split]
     pred = tmp / f"{task}.json"
-    pred.write_text(json.dumps([{"id": key, "output": value} for key, value in outputs.items()]))
+    pred.write_text(rows)
     if task == "ambignq":
         arguments = ["ambignq"]
     else:
         arguments = ["abg_coqa", "--subtask", task.removeprefix("abg_coqa_"), "--split", split]
     # items the run did not generate for (--limit) are left out of condambig-score's numbers
     result = run_ok([executable("condambig-score"), *arguments, "--pred", str(pred)], _env(), tmp)
-    return json.loads(result.stdout)["metrics"]
+    _CLI_METRICS[task, rows, split] = json.loads(result.stdout)["metrics"]
+    return _CLI_METRICS[task, rows, split]
 
 
 def _names(task: str) -> list[str]:

@@ -1,14 +1,17 @@
 """CondAmbigQA through the real `lm_eval`, `inspect eval` and `condambig-score` commands.
 
-The model under evaluation is a tiny local Llama (random, or scripted to give one fixed
-reply); the judge is a loopback OpenAI-compatible server whose scores the test sets. The
-same raw outputs must get the same numbers through all three front ends.
+The model under evaluation is a tiny local Llama scripted to give one fixed reply (the
+``hf`` routes), lm-eval's ``dummy`` model (junk replies, judge-free) or a loopback server
+giving the same fixed reply (where the model's route is not the point); the judge is a
+loopback OpenAI-compatible server whose scores the test sets. The same raw outputs must get
+the same numbers through all three front ends.
 """
 
 from __future__ import annotations
 
 import glob
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -51,16 +54,35 @@ def _judge_env(server: JudgeServer, cache: Path) -> dict[str, str]:
             "CONDAMBIG_JUDGE_API_KEY": "test-key", "CONDAMBIG_JUDGE_CACHE": str(cache)}
 
 
-
-
-def _lm_eval(model: Path, out: Path, env: dict[str, str], *extra: str) -> tuple[dict, list[dict], str]:
-    result = run_ok([executable("lm_eval"), "--model", "hf", "--model_args", f"pretrained={model}",
-                   "--tasks", "condambigqa", "--limit", "3", "--gen_kwargs", "max_gen_toks=48",
-                   "--output_path", str(out), "--log_samples", *extra], env, out.parent)
+def _lm_eval(model: list[str], tasks: str, out: Path, env: dict[str, str],
+             *extra: str) -> tuple[dict, list[dict], str]:
+    """The run's results (all its tasks), condambigqa's samples and the run's output."""
+    result = run_ok([executable("lm_eval"), *model, "--tasks", tasks, "--limit", "3",
+                     "--gen_kwargs", "max_gen_toks=48", "--output_path", str(out),
+                     "--log_samples", *extra], env, out.parent)
     results = json.loads(Path(glob.glob(f"{out}/**/results_*.json", recursive=True)[0]).read_text())
-    samples_file = glob.glob(f"{out}/**/samples_condambigqa_*.jsonl", recursive=True)[0]
+    # samples_condambigqa_<date>.jsonl, not those of the group's other settings
+    [samples_file] = [path for path in glob.glob(f"{out}/**/samples_condambigqa_*.jsonl",
+                                                 recursive=True)
+                      if re.fullmatch(r"samples_condambigqa_\d.*", Path(path).name)]
     samples = [json.loads(line) for line in Path(samples_file).read_text().splitlines()]
-    return results["results"]["condambigqa"], samples, result.stderr + result.stdout
+    return results["results"], samples, result.stderr + result.stdout
+
+
+@pytest.fixture(scope="module")
+def judged_group_run(scripted_lm, judge_server, tmp_path_factory):
+    """One judged lm_eval run of the group (the five settings, condambigqa among them) on
+    the scripted hf model, shared by the tests of the judged scores and of the group: one
+    model load instead of two."""
+    tmp = tmp_path_factory.mktemp("judged_group")
+    judge_server.reset()
+    env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA),
+                         CONDAMBIG_CACHE_DIR=str(tmp / "cache"),
+                         **_judge_env(judge_server, tmp / "judge.sqlite"))
+    results, samples, log = _lm_eval(["--model", "hf", "--model_args", f"pretrained={scripted_lm}"],
+                                     "condambigqa_all", tmp / "out", env, "--apply_chat_template")
+    return {"results": results, "samples": samples, "log": log, "env": env, "tmp": tmp,
+            "sent": judge_server.stats()["requests"]}
 
 
 def _metrics(task_results: dict) -> dict[str, float]:
@@ -77,36 +99,33 @@ def _score_cli(outputs: list[dict], tmp: Path, env: dict[str, str]) -> tuple[dic
     return json.loads(result.stdout), [json.loads(row) for row in rows]
 
 
-def test_lm_eval_without_judge_reports_exact_metrics_and_says_so_once(tiny_causal_lm, tmp_path):
+def test_lm_eval_without_judge_reports_exact_metrics_and_says_so_once(tmp_path):
     env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA),
                          CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"))
-    task, samples, log = _lm_eval(tiny_causal_lm, tmp_path / "out", env)
-    metrics = _metrics(task)
+    # lm-eval's dummy model: the point is the judge-free scoring, not the model's route
+    results, samples, log = _lm_eval(["--model", "dummy"], "condambigqa", tmp_path / "out", env)
+    metrics = _metrics(results["condambigqa"])
     assert EXACT_METRICS <= set(metrics)
     assert not JUDGE_METRICS & set(metrics)
     assert log.count(SKIP_MESSAGE) == 1
     assert len(samples) == 3
-    # the random model writes junk: counted parse failures, zero pairs, never a crash
+    # the dummy model writes junk ("lol"): counted parse failures, zero pairs, never a crash
     assert metrics["parse_rate"] == 0.0 and metrics["citation_score"] == 0.0
 
 
-def test_lm_eval_with_judge_matches_condambig_score(scripted_lm, judge_server, tmp_path):
-    judge_server.reset()
-    env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA),
-                         CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"),
-                         **_judge_env(judge_server, tmp_path / "judge.sqlite"))
-    task, samples, log = _lm_eval(scripted_lm, tmp_path / "out", env, "--apply_chat_template")
-    metrics = _metrics(task)
+def test_lm_eval_with_judge_matches_condambig_score(judged_group_run, judge_server):
+    metrics = _metrics(judged_group_run["results"]["condambigqa"])
+    samples, env, tmp = judged_group_run["samples"], judged_group_run["env"], judged_group_run["tmp"]
     assert JUDGE_METRICS | EXACT_METRICS <= set(metrics)
     assert "<|assistant|>" in samples[0]["arguments"]["gen_args_0"]["arg_0"]  # chat template used
-    assert SKIP_MESSAGE not in log
+    assert SKIP_MESSAGE not in judged_group_run["log"]
     assert metrics["parse_rate"] == 1.0 and metrics["judge_failed"] == 0
     assert metrics["out_of_range_citations"] == 4  # Fragment 9 (x3) and 3 on a 2-fragment question
-    sent = judge_server.stats()["requests"]
-    assert sent > 0
+    assert judged_group_run["sent"] > 0
 
     outputs = [{"id": s["doc"]["id"], "output": s["resps"][0][0]} for s in samples]
-    summary, _ = _score_cli(outputs, tmp_path, env)
+    sent = judge_server.stats()["requests"]
+    summary, _ = _score_cli(outputs, tmp, env)
     for name in JUDGE_METRICS | EXACT_METRICS:
         assert summary["metrics"][name] == pytest.approx(metrics[name]), name
     assert judge_server.stats()["requests"] == sent  # the CLI was served from the cache
@@ -144,14 +163,8 @@ def test_inspect_with_grader_role_matches_condambig_score(scripted_lm, judge_ser
             assert row["values"][key] == pytest.approx(inspect_value[key]), (row["id"], key)
 
 
-def test_lm_eval_group_runs_the_five_settings(scripted_lm, tmp_path):
-    env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA),
-                         CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"))
-    run_ok([executable("lm_eval"), "--model", "hf", "--model_args", f"pretrained={scripted_lm}",
-          "--tasks", "condambigqa_all", "--limit", "1", "--output_path", str(tmp_path / "out")],
-         env, tmp_path)
-    results = json.loads(Path(glob.glob(f"{tmp_path}/out/**/results_*.json",
-                                        recursive=True)[0]).read_text())["results"]
+def test_lm_eval_group_runs_the_five_settings(judged_group_run):
+    results = judged_group_run["results"]
     settings = ("", "_gold_conditions", "_no_conditions", "_closed_book",
                 "_closed_book_conditions")
     for suffix in settings:
@@ -178,22 +191,26 @@ def _without_openai_key(env: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items() if k not in {"OPENAI_API_KEY", "AZUREAI_OPENAI_API_KEY"}}
 
 
-def test_inspect_uses_a_grader_bound_with_task_with(scripted_lm, tmp_path):
+def test_inspect_uses_a_grader_bound_with_task_with(tmp_path):
     """inspect_evals' pattern: the grader role bound on the task, not on the command line.
     The default grader's provider can be built (a key is set, never used): the bound one
-    judges."""
+    judges. The model under evaluation is a loopback server giving the scripted reply (the
+    hf route is run by the grader-role test)."""
     from inspect_ai.log import read_eval_log
 
     (tmp_path / "graded.py").write_text(GRADED_TASK)
-    with JudgeServer(JUDGE_SCRIPT) as grader:
+    with JudgeServer(JUDGE_SCRIPT) as grader, \
+            JudgeServer({"default": {"reply": SCRIPTED_REPLY}}) as subject:
         env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA),
                              CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"),
                              LOOPBACK_BASE_URL=grader.base_url, LOOPBACK_API_KEY="test-key",
+                             SUBJECT_BASE_URL=subject.base_url, SUBJECT_API_KEY="k",
                              OPENAI_API_KEY="never-used")
-        run_ok([executable("inspect"), "eval", "graded.py@graded", "--model", f"hf/{scripted_lm}",
-              "--limit", "2", "--log-dir", str(tmp_path / "logs"), "--display", "plain"],
-             env, tmp_path)
+        run_ok([executable("inspect"), "eval", "graded.py@graded", "--model",
+                "openai-api/subject/scripted", "--limit", "2", "--log-dir", str(tmp_path / "logs"),
+                "--display", "plain"], env, tmp_path)
         judged = grader.stats()["requests"]
+        assert subject.stats()["requests"] == 2  # the two samples, none of the judgements
     log = read_eval_log(glob.glob(f"{tmp_path}/logs/*.eval")[0])
     assert log.status == "success"
     reported = {name for s in log.results.scores for name in s.metrics}

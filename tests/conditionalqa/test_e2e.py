@@ -39,8 +39,6 @@ def scripted_server():
         yield server
 
 
-
-
 def _env(**extra: str) -> dict[str, str]:
     return subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA), CONDAMBIG_OFFLINE="1", **extra)
 
@@ -86,6 +84,13 @@ def _flatten(report: dict) -> dict[str, float | None]:
     return report["metrics"]
 
 
+@pytest.fixture(scope="module")
+def scripted_cli(tmp_path_factory) -> dict[str, float | None]:
+    """``condambig-score`` on the scripted replies (the document at full length): the same
+    command for both scripted runs, so run once for the module."""
+    return _flatten(_score_cli(RAW_OUTPUTS, tmp_path_factory.mktemp("scripted_cli"), 4000))
+
+
 def _assert_same(framework: dict[str, float], cli: dict[str, float | None]) -> None:
     for name in SCORE_NAMES + COUNT_NAMES:
         expected = cli[name]
@@ -108,14 +113,15 @@ def test_lm_eval_tiny_model_reports_everything(tiny_causal_lm, tmp_path):
     _assert_same(metrics, _flatten(_score_cli(outputs, tmp_path, 70)))
 
 
-def test_lm_eval_scripted_model_equals_condambig_score(scripted_server, tmp_path):
+def test_lm_eval_scripted_model_equals_condambig_score(scripted_server, scripted_cli,
+                                                      tmp_path):
     metrics, samples = _lm_eval(
         ["--model", "local-chat-completions", "--apply_chat_template", "--model_args",
          f"model=scripted,base_url={scripted_server.base_url}/chat/completions,tokenizer_backend=None"],
         tmp_path / "out", _env(OPENAI_API_KEY="test-key"),
     )
     assert {sample["resps"][0][0] for sample in samples} == set(RAW_OUTPUTS.values())
-    cli = _flatten(_score_cli(RAW_OUTPUTS, tmp_path, 4000))
+    cli = scripted_cli
     assert cli["em"] == pytest.approx(7.5 / 10) and cli["parse_rate"] == pytest.approx(9 / 10)
     _assert_same(metrics, cli)
 
@@ -131,10 +137,11 @@ def test_inspect_tiny_model_reports_everything(tiny_causal_lm, tmp_path):
     _assert_same(metrics, _flatten(_score_cli(outputs, tmp_path, 70)))
 
 
-def test_inspect_scripted_model_equals_condambig_score(scripted_server, tmp_path):
+def test_inspect_scripted_model_equals_condambig_score(scripted_server, scripted_cli,
+                                                      tmp_path):
     metrics, log = _inspect(
         ["--model", "openai-api/loopback/scripted"], tmp_path / "logs",
         _env(LOOPBACK_BASE_URL=scripted_server.base_url, LOOPBACK_API_KEY="test-key"),
     )
     assert len(log["samples"]) == len(RAW_OUTPUTS) == len(QUESTIONS)
-    _assert_same(metrics, _flatten(_score_cli(RAW_OUTPUTS, tmp_path, 4000)))
+    _assert_same(metrics, scripted_cli)
