@@ -25,7 +25,7 @@ from tests.support.judge_server import JudgeServer
 
 pytestmark = pytest.mark.e2e
 
-COPIES = 4  # of the fixture's 10 questions: about 170 judgements, enough to fill 32 slots
+COPIES = 3  # of the fixture's 10 questions: about 125 judgements, enough to fill 32 slots
 
 
 @pytest.fixture

@@ -21,9 +21,10 @@ from tests.support.judge_server import JudgeServer
 
 pytestmark = pytest.mark.e2e
 
-FIXTURE_QUESTIONS = len(json.loads(  # the questions of the fixture file
-    (FIXTURE_DATA / "condambigqa" / "condambigqa_fixture.json").read_text(encoding="utf-8")))
 PREFLIGHT_TEXT = "connection check"  # metrics/judge/preflight.py's request
+# the questions of the fixture file a run reads (--limit) where more would only cost CPU;
+# the third, fx-003, is the one whose gold conditions mention 1872
+LIMIT = 3
 
 
 def reply(answer: str) -> str:
@@ -63,22 +64,22 @@ def judge_prompts(server: JudgeServer) -> list[str]:
 def test_failed_judgements_in_a_later_epoch_are_counted(tmp_path, reducer):
     # one sample at a time: the first epoch's outputs are judged, the second epoch's
     # (another answer) are refused with HTTP 400; Inspect's own reducer keeps the first
-    # epoch's details, the task's own keeps every epoch's
+    # epoch's details, the task's own keeps every epoch's. The first LIMIT questions: each
+    # sample of an epoch costs CPU and the counts need no more
     subject_script = {"default": {"reply": reply("Ben Runner")},
-                      "rules": [{"after_requests": FIXTURE_QUESTIONS,
-                                 "reply": reply("Zed Walker")}]}
+                      "rules": [{"after_requests": LIMIT, "reply": reply("Zed Walker")}]}
     with JudgeServer(subject_script) as subject, \
             JudgeServer({"faults": [{"kind": "400", "contains": "Zed Walker"}]}) as grader:
         completed = run_inspect(tmp_path, subject, grader, "--epochs", "2",
-                                "--max-samples", "1", *reducer)
+                                "--max-samples", "1", "--limit", str(LIMIT), *reducer)
         failed = sum("Zed Walker" in prompt for prompt in judge_prompts(grader))
-    assert subject.stats()["requests"] == 2 * FIXTURE_QUESTIONS
+    assert subject.stats()["requests"] == 2 * LIMIT
     assert failed > 0
     [log] = logs(tmp_path)
     metrics = metrics_of(log)
     reasons = log.results.scores[0].metadata["null_reasons"]
     if not reducer:
-        assert metrics["judge_failed"] == FIXTURE_QUESTIONS  # each question, in epoch 2
+        assert metrics["judge_failed"] == LIMIT  # each question, in epoch 2
     for name in ("combined_score", "answer_score", "suite_score"):
         assert math.isnan(metrics[name]), (name, completed.stderr[-3000:])
         assert f"{failed} judgement(s) failed (judge_max_failed=0)" in reasons[name]
@@ -95,7 +96,7 @@ def test_samples_in_error_because_of_the_grader_count_as_failed_judgements(tmp_p
     with JudgeServer({"default": {"reply": reply("Ben Runner")}}) as subject, \
             JudgeServer({"faults": [{"kind": "403", "contains": "1872"}]}) as grader:
         completed = run_inspect(tmp_path, subject, grader, "--max-samples", "1", "--limit",
-                                "3", *tolerance)
+                                str(LIMIT), *tolerance)
     [log] = logs(tmp_path)
     assert any(sample.error for sample in log.samples), completed.stderr[-3000:]
     metrics = metrics_of(log)
