@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -107,6 +108,35 @@ def _from_log(benchmark: str, log: Path, runs, ok: bool = True,
                 env, runs["folder"], ok=ok)
 
 
+def _from_log_in_process(benchmark: str, log: Path, runs, monkeypatch,
+                         capsys) -> tuple[int, str, str]:
+    """``_from_log`` in this process (the console script costs seconds of CPU to start; it
+    is run by ``_from_log``): exit code, stdout, stderr."""
+    from condambig_tasks.cli import main
+
+    for name in ("CONDAMBIG_DATA_DIR", "CONDAMBIG_OFFLINE", "CONDAMBIG_CACHE_DIR"):
+        monkeypatch.setenv(name, runs["env"][name])
+    monkeypatch.setenv("CONDAMBIG_JUDGE_MODEL", "grader")
+    monkeypatch.setenv("CONDAMBIG_JUDGE_BASE_URL", runs["judge"].base_url)
+    monkeypatch.setenv("CONDAMBIG_JUDGE_API_KEY", "k")
+    capsys.readouterr()
+    code = main([benchmark, "--from-log", str(log)])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _inspect_score_itself(log: Path, out: Path, runs) -> dict[str, float]:
+    """Inspect's own ``inspect score``, run with the command condambig prints for the log
+    (``condambig-inspect-score`` runs the same one, from a process of its own)."""
+    [inspect, *words] = shlex.split(command_for_log(log))
+    assert inspect == "inspect"
+    _run([executable("inspect"), *words, "--output-file", str(out)], runs["env"],
+         runs["folder"])
+    rescored = _log(out)
+    assert rescored.status == "success" and rescored.results is not None
+    return _metrics(rescored)
+
+
 def test_inspect_score_command_rescores_a_judged_run_with_its_grader(runs, tmp_path):
     path = _of_task(runs["epochs"], "abg_coqa_clarification")
     command = command_for_log(path)
@@ -146,7 +176,8 @@ def test_inspect_score_scores_a_no_score_run_of_a_task_run_by_its_file(runs, tmp
     assert row["metrics"][0] == {"key": "bleu4", "value": pytest.approx(rescored["bleu4"])}
 
 
-def test_from_log_scores_every_epoch_as_the_run_reduced_them(runs, tmp_path):
+def test_from_log_scores_every_epoch_as_the_run_reduced_them(runs, tmp_path, monkeypatch,
+                                                            capsys):
     from inspect_ai.log import write_eval_log
     from inspect_ai.model import ModelOutput
 
@@ -162,14 +193,15 @@ def test_from_log_scores_every_epoch_as_the_run_reduced_them(runs, tmp_path):
             sample.output = ModelOutput.from_content(log.eval.model, OTHER_REPLY)
     edited = tmp_path / "edited.eval"
     write_eval_log(log, str(edited))
-    theirs = _inspect_score(edited, tmp_path / "edited-scored.eval", runs)
-    completed = _from_log("ambignq", edited, runs)
-    ours = json.loads(completed.stdout)["metrics"]
+    theirs = _inspect_score_itself(edited, tmp_path / "edited-scored.eval", runs)
+    code, stdout, stderr = _from_log_in_process("ambignq", edited, runs, monkeypatch, capsys)
+    assert code == 0, stderr
+    ours = json.loads(stdout)["metrics"]
     _same(theirs, ours)
     assert ours["f1_answer_all"] != pytest.approx(result["metrics"]["f1_answer_all"])
-    assert "2 epochs are scored" in completed.stderr
-    assert json.loads(completed.stdout)["source"]["outputs_sha256_matched"] is False
-    assert "the log was edited" in completed.stderr
+    assert "2 epochs are scored" in stderr
+    assert json.loads(stdout)["source"]["outputs_sha256_matched"] is False
+    assert "the log was edited" in stderr
 
 
 def test_from_log_refuses_a_reducer_it_cannot_reproduce_in_one_line(runs, tmp_path):

@@ -6,6 +6,8 @@ in ``--metadata`` is written nowhere.
 
 The model under evaluation is a loopback chat-completions server (so the test sees whether
 any generation request reached it), the judge another one whose faults the test scripts.
+Tests whose checks fit one run read that run (``failed_judgements``): each lm-eval start
+costs seconds of CPU.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ HEALTHY = {"rules": [{"contains": "Ana Runner", "scores": {"6": 0.25, "7": 0.75}
            "default": {"scores": {"8": 1.0}}}
 JUDGE_PROMPT_TEXT = "ACTUAL OUTPUT"  # in every judgement prompt, not in the preflight check
 SECRET = "sk-condambig-test-secret-4711"
+SCOPED_SECRET = "sk-condambig-scoped-secret-0815"
 
 
 @pytest.fixture(scope="module")
@@ -55,6 +58,24 @@ def _env(tmp_path: Path, judge_url: str, key: str = "test-key") -> dict[str, str
         OPENAI_API_KEY="subject-key", CONDAMBIG_JUDGE_MODEL="loopback-judge",
         CONDAMBIG_JUDGE_BASE_URL=judge_url, CONDAMBIG_JUDGE_API_KEY=key,
         CONDAMBIG_JUDGE_MAX_RETRIES="0")
+
+
+@pytest.fixture(scope="module")
+def failed_judgements(subject, tmp_path_factory):
+    """One run whose judgements of one question fail (HTTP 400, its prompts only; the error
+    quotes the Authorization header, the key ``SECRET`` from the environment) while the
+    others succeed, given a key scoped to the benchmark in --metadata (``SCOPED_SECRET``):
+    ``(result, out, judge stats)``."""
+    root = tmp_path_factory.mktemp("failed_judgements")
+    script = {**HEALTHY, "faults": [{"kind": "400", "echo_key": True,
+                                     "contains": "When did the bridge open?"}]}
+    metadata = json.dumps({"condambigqa": {"judge_api_key": SCOPED_SECRET,
+                                           "max_conditions": 5}})
+    with JudgeServer(script) as judge:
+        out = root / "out"
+        result = _lm_eval(subject, out, _env(root, judge.base_url, key=SECRET),
+                          "--metadata", metadata)
+        return result, out, judge.stats()
 
 
 def _lm_eval(subject: JudgeServer, out: Path, env: dict[str, str],
@@ -158,14 +179,11 @@ def test_a_judge_failing_after_generation_keeps_the_run_and_says_how_to_finish(
 
 
 def test_judge_max_failed_withholds_a_judged_mean_over_too_few_judgements(
-        subject, judge, tmp_path):
+        failed_judgements, subject, judge, tmp_path):
     # the judgements of one question fail (HTTP 400, its prompts only); the others succeed
-    judge.set_script({**HEALTHY, "faults": [{"kind": "400",
-                                             "contains": "When did the bridge open?"}]})
-    env = _env(tmp_path, judge.base_url)
-    strict = _lm_eval(subject, tmp_path / "strict", env)
+    strict, out, _ = failed_judgements
     assert strict.returncode != 0, strict.stderr[-3000:]
-    results, _ = _written(tmp_path / "strict")
+    results, _ = _written(out)
     task = results["results"]["condambigqa"]
     assert task["judge_failed,none"] > 0 and math.isnan(task["combined_score,none"])
     line = _null_line(strict.stderr, "condambigqa", "combined_score")
@@ -173,6 +191,9 @@ def test_judge_max_failed_withholds_a_judged_mean_over_too_few_judgements(
     assert "only the missing judgements are sent" in line
 
     # allowed: the numbers, exit 0; the key given in --metadata is written nowhere
+    judge.set_script({**HEALTHY, "faults": [{"kind": "400",
+                                             "contains": "When did the bridge open?"}]})
+    env = _env(tmp_path, judge.base_url)
     metadata = json.dumps({"judge_max_failed": 1000, "judge_api_key": SECRET})
     tolerant = _lm_eval(subject, tmp_path / "tolerant", env, "--metadata", metadata)
     assert tolerant.returncode == 0, tolerant.stderr[-3000:]
@@ -199,31 +220,28 @@ def test_an_unusable_judge_cache_ends_the_run_before_any_generation(subject, jud
 
 
 def test_a_judge_key_scoped_to_the_benchmark_in_metadata_is_written_nowhere(
-        subject, judge, tmp_path):
+        failed_judgements):
     """``{"condambigqa": {"judge_api_key": ...}}`` was written to the results'
-    ``configs.condambigqa.metadata.condambigqa.judge_api_key``."""
-    metadata = json.dumps({"condambigqa": {"judge_api_key": SECRET, "max_conditions": 5}})
-    run = _lm_eval(subject, tmp_path / "out", _env(tmp_path, judge.base_url),
-                   "--metadata", metadata)
-    assert run.returncode == 0, run.stderr[-3000:]
-    results, _ = _written(tmp_path / "out")
+    ``configs.condambigqa.metadata.condambigqa.judge_api_key``. (The shared run withholds a
+    judged mean, but writes its results and samples: they are what is searched.)"""
+    run, out, _ = failed_judgements
+    results, samples = _written(out)
+    assert len(samples) == 3
     assert results["configs"]["condambigqa"]["metadata"]["condambigqa"] == {"max_conditions": 5}
     assert "judge_api_key is ignored" in run.stderr
-    for path in (tmp_path / "out").rglob("*"):
+    for path in out.rglob("*"):
         if path.is_file():
-            assert SECRET not in path.read_text(errors="replace"), path
+            assert SCOPED_SECRET not in path.read_text(errors="replace"), path
 
 
-def test_a_key_an_endpoint_echoes_in_its_errors_is_written_nowhere(subject, judge, tmp_path):
+def test_a_key_an_endpoint_echoes_in_its_errors_is_written_nowhere(failed_judgements):
     """Judge error bodies are copied into null_reasons, logs and samples: one that quotes
     the Authorization header ("Incorrect API key provided: Bearer sk-...") is redacted."""
-    judge.set_script({**HEALTHY, "faults": [{"kind": "400", "echo_key": True,
-                                             "contains": "When did the bridge open?"}]})
-    run = _lm_eval(subject, tmp_path / "out", _env(tmp_path, judge.base_url, key=SECRET))
-    assert run.returncode != 0 and judge.stats()["outcomes"].get("400", 0) > 0
+    run, out, judge_stats = failed_judgements
+    assert run.returncode != 0 and judge_stats["outcomes"].get("400", 0) > 0
     assert "Bearer [redacted]" in run.stderr
     assert SECRET not in run.stdout + run.stderr
-    for path in (tmp_path / "out").rglob("*"):
+    for path in out.rglob("*"):
         if path.is_file():
             assert SECRET not in path.read_text(errors="replace"), path
 

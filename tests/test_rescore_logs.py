@@ -2,9 +2,10 @@
 
 The unit tests read small hand-made logs (lm-eval sample rows as lm-eval writes them, an
 Inspect log written with Inspect's own ``write_eval_log``) in process; the end-to-end tests
-run the real ``lm_eval`` / ``inspect eval`` on tiny scripted models and check that rescoring
-their logs gives every number the run printed, and that re-judging with another judge
-changes only the judge metrics.
+run the real ``lm_eval`` / ``inspect eval`` against a loopback chat-completions server
+giving scripted replies (the model route is not their point: rescoring is) and check that
+rescoring their logs gives every number the run printed, and that re-judging with another
+judge changes only the judge metrics.
 """
 
 from __future__ import annotations
@@ -343,21 +344,41 @@ def _nan_as_null(metrics: dict[str, float]) -> dict[str, float | None]:
     return {k: None if math.isnan(v) else v for k, v in metrics.items()}
 
 
-@pytest.fixture(scope="session")
-def ambignq_lm(scripted_causal_lm) -> Path:
-    return scripted_causal_lm(AMBIGNQ_REPLY)
+def _subject_script() -> dict:
+    """The model under evaluation: the CondAmbigQA reply to CondAmbigQA prompts, the AmbigNQ
+    reply to every other prompt."""
+    from tests.condambigqa.test_e2e import SCRIPTED_REPLY
+
+    return {"rules": [{"contains": "Retrieved fragments:", "reply": SCRIPTED_REPLY}],
+            "default": {"reply": AMBIGNQ_REPLY}}
 
 
 @pytest.fixture(scope="module")
-def lm_eval_run(ambignq_lm, tmp_path_factory) -> Path:
-    """One real lm-eval run of ambignq and the abg_coqa group, with --log_samples."""
-    out = tmp_path_factory.mktemp("lm_eval_run") / "out"
-    _run([executable("lm_eval"), "--model", "hf", "--model_args",
-          f"pretrained={ambignq_lm},dtype=float32", "--device", "cpu",
-          "--tasks", "ambignq,abg_coqa", "--limit", "3", "--log_samples",
-          "--output_path", str(out)], _env(CONDAMBIG_CACHE_DIR=str(out.parent / "cache")),
-         out.parent)
-    return out
+def lm_eval_runs(tmp_path_factory):
+    """One real lm-eval run, with --log_samples, of ambignq and the abg_coqa group (no judge)
+    and of CondAmbigQA judged by loopback judge A, named in --metadata scoped to condambigqa.
+    One run shared by the tests of both (each lm-eval start costs seconds of CPU)."""
+    from tests.condambigqa.test_e2e import JUDGE_SCRIPT
+
+    root = tmp_path_factory.mktemp("lm_eval_run")
+    out = root / "out"
+    env = _env(CONDAMBIG_JUDGE_API_KEY="test-key", CONDAMBIG_CACHE_DIR=str(root / "cache"))
+    with JudgeServer(_subject_script()) as subject, JudgeServer(JUDGE_SCRIPT) as judge_a:
+        metadata = json.dumps({"condambigqa": {"judge_model": "judge-a",
+                                               "judge_base_url": judge_a.base_url}})
+        _run([executable("lm_eval"), "--model", "local-chat-completions",
+              "--apply_chat_template", "--model_args",
+              f"model=subject,base_url={subject.base_url}/chat/completions,"
+              "tokenizer_backend=None", "--tasks", "ambignq,abg_coqa,condambigqa",
+              "--limit", "3", "--metadata", metadata, "--log_samples",
+              "--output_path", str(out)], env, root)
+        assert judge_a.stats()["requests"] > 0
+        yield out, env, judge_a
+
+
+@pytest.fixture(scope="module")
+def lm_eval_run(lm_eval_runs) -> Path:
+    return lm_eval_runs[0]
 
 
 @pytest.mark.e2e
@@ -393,13 +414,16 @@ def test_lm_eval_group_folder_needs_task(lm_eval_run, use_fixture_data, capsys):
 
 
 @pytest.mark.e2e
-def test_inspect_log_rescored(ambignq_lm, tmp_path, use_fixture_data, capsys):
+def test_inspect_log_rescored(tmp_path, use_fixture_data, capsys):
     from inspect_ai.log import read_eval_log
 
     logs = tmp_path / "logs"
-    _run([executable("inspect"), "eval", "condambig/ambignq", "condambig/abg_coqa_detection",
-          "--model", f"hf/{ambignq_lm}", "--limit", "3", "--log-dir", str(logs),
-          "--display", "none"], _env(CONDAMBIG_CACHE_DIR=str(tmp_path / "cache")), tmp_path)
+    with JudgeServer({"default": {"reply": AMBIGNQ_REPLY}}) as subject:
+        _run([executable("inspect"), "eval", "condambig/ambignq",
+              "condambig/abg_coqa_detection", "--model", "openai-api/subject/model",
+              "--limit", "3", "--log-dir", str(logs), "--display", "none"],
+             _env(CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"),
+                  SUBJECT_BASE_URL=subject.base_url, SUBJECT_API_KEY="k"), tmp_path)
     for benchmark, task in (("ambignq", "ambignq"), ("abg_coqa", "abg_coqa_detection")):
         [path] = glob.glob(f"{logs}/*_{task.replace('_', '-')}_*.eval")
         log = read_eval_log(path)
@@ -449,21 +473,9 @@ JUDGE_DEPENDENT = {spec.name for spec in CONDAMBIGQA_METRICS if spec.judge} | {"
 
 
 @pytest.fixture(scope="module")
-def judged_run(tmp_path_factory, scripted_causal_lm):
-    """A real lm-eval CondAmbigQA run judged by loopback judge A, named in --metadata."""
-    from tests.condambigqa.test_e2e import JUDGE_SCRIPT, SCRIPTED_REPLY
-
-    root = tmp_path_factory.mktemp("judged_run")
-    model = scripted_causal_lm(SCRIPTED_REPLY)
-    env = _env(CONDAMBIG_JUDGE_API_KEY="test-key", CONDAMBIG_CACHE_DIR=str(root / "cache"))
-    with JudgeServer(JUDGE_SCRIPT) as judge_a:
-        metadata = json.dumps({"judge_model": "judge-a", "judge_base_url": judge_a.base_url})
-        _run([executable("lm_eval"), "--model", "hf", "--model_args", f"pretrained={model}",
-              "--tasks", "condambigqa", "--limit", "3", "--gen_kwargs", "max_gen_toks=48",
-              "--metadata", metadata, "--log_samples", "--output_path", str(root / "out")],
-             env, root)
-        assert judge_a.stats()["requests"] > 0
-        yield root / "out", env, judge_a
+def judged_run(lm_eval_runs):
+    """The CondAmbigQA run of ``lm_eval_runs``, judged by loopback judge A."""
+    return lm_eval_runs
 
 
 @pytest.mark.e2e
