@@ -1,5 +1,7 @@
 """What a leaderboard reads from a run: the headline metric first, the suite score, the
-provenance block, and Inspect's conventions for a failing or mis-bound judge.
+provenance block, and Inspect's conventions for a failing or mis-bound judge; and that
+``lm_eval --tasks condambig`` runs every benchmark (the whole-suite check, on this module's
+run).
 
 Real ``lm_eval`` / ``inspect eval`` / ``condambig-score`` runs on the hand-written fixture
 data (lm-eval's ``dummy`` model answers every prompt with the same text; Inspect talks to a
@@ -137,16 +139,40 @@ def test_group_yaml_gives_the_unweighted_mean_of_the_leaves():
     assert abg.aggregate(metrics)[f"{SUITE_SCORE},none"] == pytest.approx(0.75 / 3)
 
 
+def _suite_tasks() -> set[str]:
+    """The lm-eval tasks the ``condambig`` group runs: each benchmark's suite member, the
+    tasks of its group when the member is the group."""
+    tasks = set()
+    for name in registry.BENCHMARKS:
+        benchmark = registry.get(name)
+        if benchmark.suite_member == benchmark.group:
+            tasks.update(variant.task for variant in benchmark.variants)
+        else:
+            tasks.add(benchmark.suite_member)
+    return tasks
+
 
 @pytest.fixture(scope="module")
 def suite_run(tmp_path_factory, tiny_t5):
-    """``lm_eval --tasks condambig`` on the fixtures (one run for the lm-eval tests)."""
+    """``lm_eval --tasks condambig`` on the fixtures (one run for the lm-eval tests, the
+    whole-suite check of tests/test_suite_e2e.py's lm-eval half included)."""
     tmp = tmp_path_factory.mktemp("suite")
     metadata = json.dumps({"answering_agent": str(tiny_t5), "downstream_model": str(tiny_t5)})
     run = _run([executable("lm_eval"), "--model", "dummy", "--tasks", "condambig",
                 "--output_path", str(tmp / "out"), "--metadata", metadata], _env(tmp), tmp)
     [results] = glob.glob(f"{tmp}/out/**/results_*.json", recursive=True)
     return {**json.loads(Path(results).read_text()), "stderr (test)": run.stderr}
+
+
+@pytest.mark.e2e
+def test_lm_eval_condambig_group_runs_every_benchmark(suite_run):
+    """The whole suite through ``lm_eval --tasks condambig``: every benchmark's task runs
+    (moved here from tests/test_suite_e2e.py to share this module's run)."""
+    results = suite_run
+    assert _suite_tasks() <= set(results["results"])
+    assert {"condambig", "abg_coqa"} <= set(results["group_subtasks"])
+    assert "parse_rate,none" in results["results"]["condambigqa"]
+    assert "f1_recovery,none" in results["results"]["hotpot_flm"]
 
 
 @pytest.mark.e2e

@@ -1,9 +1,11 @@
 """``condambig-register``: the entries it writes are inspect_evals register entries.
 
-The real command runs in a subprocess; every entry it writes is loaded with inspect_evals'
-own loader and model (``inspect_evals.metadata``, inspect-evals 0.26.0: installed with
-``--no-deps``, see README "Test"). The logs are written with Inspect's own
-``write_eval_log``; tests/test_report.py checks the same on the logs of a real run.
+The real command runs in a subprocess (the unusable-input cases but one call its ``main``
+in this process: the same code, without an interpreter start each); every entry it writes
+is loaded with inspect_evals' own loader and model (``inspect_evals.metadata``,
+inspect-evals 0.26.0: installed with ``--no-deps``, see README "Test"). The logs are
+written with Inspect's own ``write_eval_log``; tests/test_report.py checks the same on the
+logs of a real run.
 """
 
 from __future__ import annotations
@@ -97,10 +99,18 @@ def inspect_log(path: Path, task: str, model: str, metrics: dict[str, float], *,
     return path
 
 
-def test_one_valid_entry_per_inspect_task(tmp_path):
-    result = register(tmp_path / "register", cwd=tmp_path)
+@pytest.fixture(scope="module")
+def plain_register(tmp_path_factory) -> Path:
+    """The register folder of one run without logs, read by every test of such a run (one
+    subprocess instead of one per test)."""
+    tmp = tmp_path_factory.mktemp("plain_register")
+    result = register(tmp / "register", cwd=tmp)
     assert result.returncode == 0, result.stderr[-2000:]
-    entries = load_entries(tmp_path / "register")
+    return tmp / "register"
+
+
+def test_one_valid_entry_per_inspect_task(plain_register):
+    entries = load_entries(plain_register)
     tasks = {task.name: task for task in register_tasks()}
     assert set(entries) == set(tasks) and len(tasks) >= 5
     # the task taking its subtask as -T would repeat its subtasks' entries
@@ -132,11 +142,10 @@ def test_one_valid_entry_per_inspect_task(tmp_path):
     assert entries["conditionalqa"].tasks[0].dataset_samples == 285
 
 
-def test_a_task_sharing_its_file_links_its_line(tmp_path):
+def test_a_task_sharing_its_file_links_its_line(plain_register):
     """abg_coqa.py holds several @tasks: each entry's source link names its task's line,
     read from the file; a file of one task is linked whole (no comment)."""
-    assert register(tmp_path / "register", cwd=tmp_path).returncode == 0
-    entries = load_entries(tmp_path / "register")
+    entries = load_entries(plain_register)
     for name, entry in entries.items():
         [task] = entry.tasks
         lines = (REPO_ROOT / task.task_path).read_text().splitlines()
@@ -162,9 +171,8 @@ def test_task_paths_follow_the_package_layout():
     assert setup.call_args.kwargs["package_dir"]["condambig"] == INSPECT_SOURCE_DIR
 
 
-def test_arxiv_links_are_the_papers_as_cited(tmp_path):
-    assert register(tmp_path / "register", cwd=tmp_path).returncode == 0
-    entries = load_entries(tmp_path / "register")
+def test_arxiv_links_are_the_papers_as_cited(plain_register):
+    entries = load_entries(plain_register)
     tasks = {task.name: task.benchmark for task in inspect_tasks()}
     for name, entry in entries.items():
         arxiv = ARXIV_IDS.get(tasks[name])
@@ -237,10 +245,15 @@ def test_a_run_by_file_path_is_the_tasks_run(tmp_path):
     assert report.command == "inspect eval condambig/ambignq --model <model>"
 
 
+# the case run as the real command in a subprocess (its whole stderr is the one line, no
+# warning of an import before it); the others call main() here, the console script's code
+SUBPROCESS_CASE = "other_version"
+
+
 @pytest.mark.parametrize("case", ["other_version", "no_headline", "nan_headline",
                                   "not_condambig", "bad_commit", "missing_log",
                                   "other_benchmark", "by_subtask", "not_a_log"])
-def test_unusable_input_is_one_line(tmp_path, case):
+def test_unusable_input_is_one_line(tmp_path, case, capsys, monkeypatch):
     version = registry.get("ambignq").version
     log = tmp_path / "run.eval"
     arguments: list[str] = [str(log)]
@@ -268,12 +281,21 @@ def test_unusable_input_is_one_line(tmp_path, case):
         log = tmp_path / "notes.json"
         log.write_text('{"a": 1}')
         arguments = [str(log)]
-    result = run(["--repository-url", REPOSITORY, "--commit", COMMIT,
-                  "--out", str(tmp_path / "register"), *arguments], tmp_path)
-    lines = result.stderr.strip().splitlines()
-    assert result.returncode == 2 and len(lines) == 1, result.stderr[-2000:]
+    arguments = ["--repository-url", REPOSITORY, "--commit", COMMIT,
+                 "--out", str(tmp_path / "register"), *arguments]
+    if case == SUBPROCESS_CASE:
+        result = run(arguments, tmp_path)
+        returncode, stderr = result.returncode, result.stderr
+    else:
+        from condambig_tasks.register import main
+
+        monkeypatch.chdir(tmp_path)
+        returncode = main(arguments)  # an exception escaping it fails the test here
+        stderr = capsys.readouterr().err
+    lines = stderr.strip().splitlines()
+    assert returncode == 2 and len(lines) == 1, stderr[-2000:]
     assert lines[0].startswith("condambig-register: ")
-    assert "Traceback" not in result.stderr
+    assert "Traceback" not in stderr
     if case not in ("bad_commit", "missing_log"):
         assert str(log) in lines[0]
     if case == "not_a_log":
@@ -282,9 +304,8 @@ def test_unusable_input_is_one_line(tmp_path, case):
     assert not (tmp_path / "register").exists()  # nothing half-written
 
 
-def test_entries_are_yaml_inspect_evals_reads_back(tmp_path):
-    assert register(tmp_path / "register", cwd=tmp_path).returncode == 0
-    raw = yaml.safe_load((tmp_path / "register" / "condambigqa" / "eval.yaml").read_text())
+def test_entries_are_yaml_inspect_evals_reads_back(plain_register):
+    raw = yaml.safe_load((plain_register / "condambigqa" / "eval.yaml").read_text())
     assert "id" not in raw  # inspect_evals takes the id from the folder's name
     [task] = raw["tasks"]  # its file holds its settings' tasks too: linked at its line
     assert task.pop("comment").startswith(

@@ -1,36 +1,22 @@
-"""The whole suite: `lm_eval --tasks condambig` and the documented `inspect eval-set` recipe."""
+"""The whole suite: the documented `inspect eval-set` recipe.
+
+Its lm-eval half, `lm_eval --tasks condambig` running every benchmark, is
+``test_lm_eval_condambig_group_runs_every_benchmark`` in tests/test_leaderboard.py: it reads
+that module's run of the same command instead of starting one of its own.
+"""
 
 from __future__ import annotations
 
 import glob
-import json
 import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from condambig_tasks import registry
 from tests.conftest import FIXTURE_DATA, REPO_ROOT, executable, subprocess_env
 
 pytestmark = pytest.mark.e2e
-
-
-
-def _suite_tasks() -> set[str]:
-    """The lm-eval tasks the ``condambig`` group runs: each benchmark's suite member, the
-    tasks of its group when the member is the group."""
-    tasks = set()
-    for name in registry.BENCHMARKS:
-        benchmark = registry.get(name)
-        if benchmark.suite_member == benchmark.group:
-            tasks.update(variant.task for variant in benchmark.variants)
-        else:
-            tasks.add(benchmark.suite_member)
-    return tasks
-
-
-LM_EVAL_TASKS = _suite_tasks()
 
 
 @pytest.fixture(scope="module")
@@ -47,18 +33,6 @@ def _run(command: list[str], env: dict[str, str], cwd: Path) -> None:
     result = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True,
                             timeout=900)
     assert result.returncode == 0, f"{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
-
-
-def test_lm_eval_condambig_group_runs_every_benchmark(tiny_causal_lm, suite_env, tmp_path):
-    _run([executable("lm_eval"), "--model", "hf", "--model_args", f"pretrained={tiny_causal_lm}",
-          "--tasks", "condambig", "--limit", "1", "--gen_kwargs", "max_gen_toks=16",
-          "--output_path", str(tmp_path / "out")], suite_env, tmp_path)
-    results = json.loads(Path(glob.glob(f"{tmp_path}/out/**/results_*.json",
-                                        recursive=True)[0]).read_text())
-    assert LM_EVAL_TASKS <= set(results["results"])
-    assert {"condambig", "abg_coqa"} <= set(results["group_subtasks"])
-    assert "parse_rate,none" in results["results"]["condambigqa"]
-    assert "f1_recovery,none" in results["results"]["hotpot_flm"]
 
 
 def test_inspect_eval_set_recipe_from_the_readme(tiny_causal_lm, suite_env, tmp_path):

@@ -4,6 +4,10 @@ Agents are a tiny random T5 (local checkpoints) or, for Inspect's model roles, a
 OpenAI-compatible server with scripted replies; the model under evaluation is a tiny random
 Llama (gibberish questions: the pipeline must still score them). Numbers from lm-eval and
 Inspect must equal ``condambig-score`` on the same questions. Fixture data only.
+
+The lm-eval run and the Inspect run with local agents are made once, by a module fixture,
+and ``condambig-score`` scores the questions of both in one interpreter (its console
+script's ``main`` once per question file): each start-up loads torch and the agents.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import functools
 import glob
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -35,13 +40,36 @@ def _env(cache: Path, **extra: str) -> dict[str, str]:
 _run = functools.partial(run_ok, timeout=900)  # the agents load two models
 
 
-def _score_cli(questions: dict[str, str], agent: Path, tmp: Path, split: str = "full") -> dict:
-    path = tmp / f"questions_{split}.json"
-    path.write_text(json.dumps([{"id": k, "question": v} for k, v in questions.items()]))
-    result = _run([executable("condambig-score"), "hotpot_flm", "--questions", str(path),
-                   "--split", split, "--answering-agent", str(agent), "--downstream-model",
-                   str(agent), "--device", "cpu"], _env(tmp / "cli-cache"), tmp)
-    return json.loads(result.stdout)
+# condambig-score's console script (condambig_tasks.cli:main) once per argument list in one
+# interpreter, each printed JSON result saved to the file named last
+_SCORE_RUNS = """
+import contextlib, io, json, sys
+from condambig_tasks.cli import main
+printed = []
+for arguments in json.loads(sys.argv[1]):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(arguments)
+    assert code == 0, (arguments, code)
+    printed.append(json.loads(out.getvalue()))
+with open(sys.argv[2], "w") as file:
+    json.dump(printed, file)
+"""
+
+
+def _score_cli(runs: list[tuple[str, dict[str, str]]], agent: Path, tmp: Path) -> list[dict]:
+    """condambig-score on each (split, questions), in one interpreter (see _SCORE_RUNS)."""
+    arguments = []
+    for index, (split, questions) in enumerate(runs):
+        path = tmp / f"questions_{index}_{split}.json"
+        path.write_text(json.dumps([{"id": k, "question": v} for k, v in questions.items()]))
+        arguments.append(["hotpot_flm", "--questions", str(path), "--split", split,
+                          "--answering-agent", str(agent), "--downstream-model", str(agent),
+                          "--device", "cpu"])
+    printed = tmp / "scored.json"
+    _run([sys.executable, "-c", _SCORE_RUNS, json.dumps(arguments), str(printed)],
+         _env(tmp / "cli-cache"), tmp)
+    return json.loads(printed.read_text())
 
 
 def _assert_same(framework: dict[str, float], cli: dict) -> None:
@@ -54,32 +82,14 @@ def _assert_same(framework: dict[str, float], cli: dict) -> None:
             assert value == pytest.approx(expected), name
 
 
-def test_lm_eval_both_tasks_equal_condambig_score(tiny_causal_lm, tiny_t5, tmp_path):
-    out = tmp_path / "out"
-    metadata = json.dumps({"answering_agent": str(tiny_t5), "downstream_model": str(tiny_t5),
-                           "agent_device": "cpu"})
-    _run([executable("lm_eval"), "--model", "hf", "--model_args",
-          f"pretrained={tiny_causal_lm},dtype=float32", "--device", "cpu",
-          "--tasks", "hotpot_flm,hotpot_flm_test", "--limit", "3", "--gen_kwargs",
-          "max_gen_toks=16", "--metadata", metadata, "--output_path", str(out), "--log_samples"],
-         _env(tmp_path / "cache"), tmp_path)
-    results = json.loads(Path(glob.glob(f"{out}/**/results_*.json", recursive=True)[0]).read_text())
-    for task, split in (("hotpot_flm", "full"), ("hotpot_flm_test", "test")):
-        metrics = {key.split(",")[0]: value for key, value in results["results"][task].items()
-                   if key.endswith(",none") and "_stderr" not in key}
-        assert set(PIPELINE_METRICS) | {"empty_question_rate"} <= set(metrics)
-        samples_file = glob.glob(f"{out}/**/samples_{task}_*.jsonl", recursive=True)[0]
-        samples = [json.loads(line) for line in Path(samples_file).read_text().splitlines()]
-        assert len(samples) == 3
-        questions = {s["doc"]["id"]: s["resps"][0][0] for s in samples}
-        assert all(s["arguments"]["gen_args_0"]["arg_0"].endswith("You can ask:") for s in samples)
-        _assert_same(metrics, _score_cli(questions, tiny_t5, tmp_path, split))
-
-
 def _inspect(arguments: list[str], tmp: Path, env: dict[str, str]) -> dict:
     logs = tmp / "logs"
     _run([executable("inspect"), "eval", "condambig/hotpot_flm", *arguments, "--log-dir",
           str(logs), "--log-format", "json", "--display", "none"], env, tmp)
+    return _inspect_log(logs)
+
+
+def _inspect_log(logs: Path) -> dict:
     log = json.loads(Path(glob.glob(f"{logs}/*.json")[0]).read_text())
     assert log["status"] == "success", log.get("error")
     return log
@@ -90,10 +100,64 @@ def _metrics(log: dict) -> dict[str, float]:
     return {name: entry["value"] for name, entry in scorer["metrics"].items()}
 
 
-def test_inspect_local_agents_equal_condambig_score(tiny_causal_lm, tiny_t5, tmp_path):
-    log = _inspect(["--model", f"hf/{tiny_causal_lm}", "--limit", "3", "--max-tokens", "16",
+@pytest.fixture(scope="module")
+def local_agent_runs(tiny_causal_lm, tiny_t5, tmp_path_factory) -> dict:
+    """The lm-eval run of both tasks and the Inspect run with local agents (shared by the
+    two tests comparing them with condambig-score, which scores the questions of both runs
+    in one process)."""
+    tmp = tmp_path_factory.mktemp("hotpot_runs")
+    out, logs = tmp / "out", tmp / "logs"
+    metadata = json.dumps({"answering_agent": str(tiny_t5), "downstream_model": str(tiny_t5),
+                           "agent_device": "cpu"})
+    commands = {
+        "lm_eval": [executable("lm_eval"), "--model", "hf", "--model_args",
+                    f"pretrained={tiny_causal_lm},dtype=float32", "--device", "cpu",
+                    "--tasks", "hotpot_flm,hotpot_flm_test", "--limit", "3", "--gen_kwargs",
+                    "max_gen_toks=16", "--metadata", metadata, "--output_path", str(out),
+                    "--log_samples"],
+        "inspect": [executable("inspect"), "eval", "condambig/hotpot_flm",
+                    "--model", f"hf/{tiny_causal_lm}", "--limit", "3", "--max-tokens", "16",
                     "-T", f"answering_agent={tiny_t5}", "-T", f"downstream_model={tiny_t5}",
-                    "-T", "agent_device=cpu"], tmp_path, _env(tmp_path / "cache"))
+                    "-T", "agent_device=cpu", "--log-dir", str(logs), "--log-format", "json",
+                    "--display", "none"],
+    }
+    for name, command in commands.items():
+        _run(command, _env(tmp / f"cache-{name}"), tmp)
+    results = json.loads(Path(glob.glob(f"{out}/**/results_*.json", recursive=True)[0])
+                         .read_text())
+    lm_eval_samples = {}
+    for task in ("hotpot_flm", "hotpot_flm_test"):
+        samples_file = glob.glob(f"{out}/**/samples_{task}_*.jsonl", recursive=True)[0]
+        lm_eval_samples[task] = [json.loads(line)
+                                 for line in Path(samples_file).read_text().splitlines()]
+    log = _inspect_log(logs)
+    inspect_questions = {s["id"]: clean_question(s["output"]["completion"])
+                         for s in log["samples"]}
+    scored = _score_cli(
+        [("full", {s["doc"]["id"]: s["resps"][0][0] for s in lm_eval_samples["hotpot_flm"]}),
+         ("test", {s["doc"]["id"]: s["resps"][0][0]
+                   for s in lm_eval_samples["hotpot_flm_test"]}),
+         ("full", inspect_questions)], tiny_t5, tmp)
+    return {"lm_eval": results, "lm_eval_samples": lm_eval_samples, "inspect": log,
+            "cli": {"hotpot_flm": scored[0], "hotpot_flm_test": scored[1],
+                    "inspect": scored[2]}}
+
+
+def test_lm_eval_both_tasks_equal_condambig_score(local_agent_runs):
+    results = local_agent_runs["lm_eval"]
+    for task in ("hotpot_flm", "hotpot_flm_test"):
+        metrics = {key.split(",")[0]: value for key, value in results["results"][task].items()
+                   if key.endswith(",none") and "_stderr" not in key}
+        assert set(PIPELINE_METRICS) | {"empty_question_rate"} <= set(metrics)
+        samples = local_agent_runs["lm_eval_samples"][task]
+        assert len(samples) == 3
+        assert all(s["arguments"]["gen_args_0"]["arg_0"].endswith("You can ask:") for s in samples)
+        # condambig-score on {id: the sample's response} of this task's split
+        _assert_same(metrics, local_agent_runs["cli"][task])
+
+
+def test_inspect_local_agents_equal_condambig_score(local_agent_runs):
+    log = local_agent_runs["inspect"]
     metrics = _metrics(log)
     assert set(PIPELINE_METRICS) <= set(metrics)
     samples = log["samples"]
@@ -103,7 +167,8 @@ def test_inspect_local_agents_equal_condambig_score(tiny_causal_lm, tiny_t5, tmp
             "answer_response", "answer_complete"} <= set(score["metadata"])
     questions = {s["id"]: clean_question(s["output"]["completion"]) for s in samples}
     assert questions[samples[0]["id"]] == score["metadata"]["question_asked"]
-    _assert_same(metrics, _score_cli(questions, tiny_t5, tmp_path))
+    # condambig-score on these questions, on the full split
+    _assert_same(metrics, local_agent_runs["cli"]["inspect"])
 
 
 def test_inspect_roles_run_the_generative_agent(tmp_path, monkeypatch):
