@@ -333,28 +333,44 @@ def test_a_checkpoint_carries_a_run_to_another_machine(checkpoint, tmp_path):
 
 @pytest.mark.e2e
 def test_an_unfinished_run_continues_from_its_checkpoint_on_a_fresh_machine(
-        report, tiny_causal_lm, tmp_path, monkeypatch):
+        report, tmp_path, monkeypatch):
     """A run's checkpoint, written beside the report while lm-eval runs, is all a fresh
     machine needs: the same run in an empty runs folder restores it into a new response
-    cache, lm-eval generates nothing, and the outputs are the first machine's."""
+    cache, lm-eval generates nothing, and the outputs are the first machine's.
+
+    The report's served lm-eval route (``local-chat-completions``), its server a loopback
+    stand-in for ``transformers serve`` that answers with a copy of each prompt (each
+    output its item's own, long copies a checkpoint keeps as references): the checkpoint
+    works the same for every lm-eval route, and an ``hf`` model's start-up would cost both
+    runs seconds of CPU."""
     from tests.conftest import FIXTURE_DATA, subprocess_env
+    from tests.support.judge_server import JudgeServer
 
     monkeypatch.setattr(report, "CHECKPOINT_POLL_SECONDS", 0.5)
-    plan = report.PlannedRun("plain", "lm_eval_hf", "ambignq", 2, batch_size=2)
-    env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA))
+    plan = report.PlannedRun("chat", "lm_eval_served", "ambignq", 2, batch_size=1)
+    env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA), OPENAI_API_KEY="local")
     partial = tmp_path / "report" / "partial"
+    folder = tmp_path / "model"  # what the served route reads of the model: its end token
+    folder.mkdir()
+    (folder / "tokenizer_config.json").write_text(json.dumps({"eos_token": "<|im_end|>"}))
 
     def outputs(runs):
         [samples] = (runs / plan.name / "lm_eval").rglob("samples_*.jsonl")
         return [json.loads(line)["resps"] for line in samples.read_text().splitlines()]
 
-    first = report.run_one(plan, tiny_causal_lm, tmp_path / "first", env, None, partial)
-    saved = json.loads((partial / f"{plan.name}.json").read_text())
-    assert len(saved["generations"]) == 2
-    second = report.run_one(plan, tiny_causal_lm, tmp_path / "second", env, None, partial)
+    with JudgeServer({"default": {"reply": "Answer: 1950", "echo": "after"}}) as served:
+        first = report.run_one(plan, folder, tmp_path / "first", env, served, partial)
+        assert served.stats()["requests"] == 2
+        saved = json.loads((partial / f"{plan.name}.json").read_text())
+        assert len(saved["generations"]) == 2
+        served.reset()
+        second = report.run_one(plan, folder, tmp_path / "second", env, served, partial)
+        assert served.stats()["requests"] == 0  # the model was asked for nothing
     log = (second / "stderr.txt").read_text()
     assert "Cached requests: 2, Requests remaining: 0" in log
-    assert outputs(tmp_path / "second") == outputs(tmp_path / "first")
+    first_outputs = outputs(tmp_path / "first")
+    assert outputs(tmp_path / "second") == first_outputs
+    assert len({json.dumps(output) for output in first_outputs}) == 2  # each item its own
     sittings = json.loads((second / report.SITTINGS).read_text())
     assert len(sittings) == 2 and sittings[0]["interrupted"]
     assert json.loads((second / "run.json").read_text())["sittings"] == 2

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import resource
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from tests.ambignq.scripted_outputs import RAW_OUTPUTS as AMBIGNQ_OUTPUTS
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
 
 MEMORY_LIMIT = 3 * 2**30  # bytes of address space the rescoring may take
+FORKED_SCORE = Path(__file__).parent / "support" / "forked_score.py"
 
 
 def _write_log(path: Path, outputs: dict[str, str]) -> Path:
@@ -57,11 +59,18 @@ def _limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
 
-def _rescore(log: Path, cwd: Path) -> subprocess.CompletedProcess:
+def _rescore_all(logs: list[Path], cwd: Path) -> list[subprocess.CompletedProcess]:
+    """``condambig-score ambignq --from-log LOG`` for each log: one child process under the
+    address-space limit, each command in a process forked from it (the imports done once;
+    tests/support/forked_score.py)."""
     env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA), CONDAMBIG_OFFLINE="1")
-    return subprocess.run([executable("condambig-score"), "ambignq", "--from-log", str(log)],
-                          env=env, cwd=cwd, capture_output=True, text=True, timeout=600,
-                          preexec_fn=_limit_memory)
+    commands = [["ambignq", "--from-log", str(log)] for log in logs]
+    child = subprocess.run([sys.executable, str(FORKED_SCORE)], input=json.dumps(commands),
+                           env=env, cwd=cwd, capture_output=True, text=True, timeout=600,
+                           preexec_fn=_limit_memory)
+    assert child.returncode == 0, child.stderr[-3000:]
+    return [subprocess.CompletedProcess(command, **result)
+            for command, result in zip(commands, json.loads(child.stdout), strict=True)]
 
 
 def _one_line_error(result: subprocess.CompletedProcess, *parts: str) -> str:
@@ -74,30 +83,47 @@ def _one_line_error(result: subprocess.CompletedProcess, *parts: str) -> str:
 
 
 SAMPLE = "samples/fx-001_epoch_1.json"
+DOCTORED = {  # short keys: the test id is in PYTEST_CURRENT_TEST, and an environment
+    # string over 128 KB stops every subprocess
+    "not-json": (b"{not json at all", "is not JSON"),
+    "deep": (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+    "not-utf8": (b"\xff\xfe junk", "is not UTF-8 text"),
+    "completion-int": (json.dumps({"id": "fx-001", "epoch": 1,
+                                   "output": {"completion": 5}}).encode(),
+                       "'output.completion' is an integer, not a string"),
+    "id-list": (json.dumps({"id": ["fx-001"], "epoch": 1}).encode(), "'id' is a list"),
+}
+REPEATED = "repeated-id"
 
 
-@pytest.mark.parametrize("content, reason", [
-    (b"{not json at all", "is not JSON"),
-    (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
-    (b"\xff\xfe junk", "is not UTF-8 text"),
-    (json.dumps({"id": "fx-001", "epoch": 1, "output": {"completion": 5}}).encode(),
-     "'output.completion' is an integer, not a string"),
-    (json.dumps({"id": ["fx-001"], "epoch": 1}).encode(), "'id' is a list"),
-], ids=["not-json", "deep", "not-utf8", "completion-int", "id-list"])  # short: the id is in
-# PYTEST_CURRENT_TEST, and an environment string over 128 KB stops every subprocess
-def test_a_doctored_sample_member_is_one_line_naming_the_log(tmp_path, content, reason):
-    log = _write_log(tmp_path / "run.eval", AMBIGNQ_OUTPUTS)
-    _replace_member(log, SAMPLE, content)
-    line = _one_line_error(_rescore(log, tmp_path), str(log), reason)
+@pytest.fixture(scope="module")
+def rescored(tmp_path_factory) -> dict[str, tuple[Path, subprocess.CompletedProcess]]:
+    """Case -> its log and what ``condambig-score --from-log`` did with it: every doctored
+    log of DOCTORED, and one whose sample fx-001 appears twice, all rescored by one child."""
+    folder = tmp_path_factory.mktemp("log_samples")
+    logs = {}
+    for case, (content, _) in DOCTORED.items():
+        logs[case] = _write_log(folder / f"{case}.eval", AMBIGNQ_OUTPUTS)
+        _replace_member(logs[case], SAMPLE, content)
+    logs[REPEATED] = _write_log(folder / f"{REPEATED}.eval", AMBIGNQ_OUTPUTS)
+    with zipfile.ZipFile(logs[REPEATED]) as archive:
+        copy = archive.read(SAMPLE)
+    _replace_member(logs[REPEATED], SAMPLE, None, {"samples/fx-001_epoch_1_copy.json": copy})
+    results = _rescore_all(list(logs.values()), folder)
+    return {case: (log, result) for (case, log), result in zip(logs.items(), results,
+                                                                strict=True)}
+
+
+@pytest.mark.parametrize("case", list(DOCTORED))
+def test_a_doctored_sample_member_is_one_line_naming_the_log(rescored, case):
+    log, result = rescored[case]
+    line = _one_line_error(result, str(log), DOCTORED[case][1])
     assert line.startswith("condambig-score ambignq: ") and "give the log Inspect wrote" in line
 
 
-def test_a_repeated_sample_id_is_refused_by_from_log(tmp_path):
-    log = _write_log(tmp_path / "run.eval", AMBIGNQ_OUTPUTS)
-    with zipfile.ZipFile(log) as archive:
-        copy = archive.read(SAMPLE)
-    _replace_member(log, SAMPLE, None, {"samples/fx-001_epoch_1_copy.json": copy})
-    _one_line_error(_rescore(log, tmp_path), str(log), "'fx-001' appears more than once")
+def test_a_repeated_sample_id_is_refused_by_from_log(rescored):
+    log, result = rescored[REPEATED]
+    _one_line_error(result, str(log), "'fx-001' appears more than once")
 
 
 def test_samples_read_as_inspect_reads_them(tmp_path):

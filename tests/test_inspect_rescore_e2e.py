@@ -95,6 +95,23 @@ def _inspect_score(log: Path, out: Path, runs, *extra: str,
                    **env: str) -> dict[str, float]:
     _run([executable("condambig-inspect-score"), str(log), "--output-file", str(out),
           *extra], {**runs["env"], **env}, runs["folder"])
+    return _rescored(out)
+
+
+def _inspect_score_in_process(log: Path, out: Path, runs, monkeypatch) -> dict[str, float]:
+    """``_inspect_score`` with ``condambig-inspect-score``'s ``main`` in this process (its
+    console script costs seconds of CPU to start; it is run by ``_inspect_score``); the
+    ``inspect score`` it starts is a process of its own, as ever."""
+    from condambig_tasks.inspect_rescore import main
+
+    for name, value in runs["env"].items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(runs["folder"])
+    assert main([str(log), "--output-file", str(out)]) == 0
+    return _rescored(out)
+
+
+def _rescored(out: Path) -> dict[str, float]:
     rescored = _log(out)
     assert rescored.status == "success" and rescored.results is not None
     return _metrics(rescored)
@@ -119,8 +136,14 @@ def _from_log_in_process(benchmark: str, log: Path, runs, monkeypatch,
     monkeypatch.setenv("CONDAMBIG_JUDGE_MODEL", "grader")
     monkeypatch.setenv("CONDAMBIG_JUDGE_BASE_URL", runs["judge"].base_url)
     monkeypatch.setenv("CONDAMBIG_JUDGE_API_KEY", "k")
+    return _in_process(main, [benchmark, "--from-log", str(log)], capsys)
+
+
+def _in_process(main, argv: list[str], capsys) -> tuple[int, str, str]:
+    """A project console script's ``main(argv)`` in this process: exit code, stdout,
+    stderr."""
     capsys.readouterr()
-    code = main([benchmark, "--from-log", str(log)])
+    code = main(argv)
     captured = capsys.readouterr()
     return code, captured.out, captured.err
 
@@ -153,21 +176,27 @@ def test_inspect_score_command_rescores_a_judged_run_with_its_grader(runs, tmp_p
     assert runs["judge"].stats()["requests"] > before
 
 
-def test_inspect_score_scores_a_no_score_run_of_a_task_run_by_its_file(runs, tmp_path):
+def test_inspect_score_scores_a_no_score_run_of_a_task_run_by_its_file(runs, tmp_path,
+                                                                      monkeypatch, capsys):
+    from condambig_tasks.register import main as register
+
     [path] = runs["no_score"]
     log = _log(path)
     assert log.eval.task == "abg_coqa_clarification"
     assert log.results is None or not log.results.scores
-    rescored = _inspect_score(path, tmp_path / "scored.eval", runs)
+    rescored = _inspect_score_in_process(path, tmp_path / "scored.eval", runs, monkeypatch)
     judged = _metrics(_log(_of_task(runs["epochs"], "abg_coqa_clarification")))
     assert rescored == pytest.approx(judged)  # one reply every time: the epochs agree
 
-    # the register takes the log of a run by file path as the task's
+    # the register takes the log of a run by file path as the task's (its main in this
+    # process: tests/test_register.py runs its console script)
     out = tmp_path / "register"
-    result = _run([executable("condambig-register"), "--repository-url",
-                   "https://github.com/example/condambig", "--commit", "a" * 40,
-                   "--out", str(out), str(tmp_path / "scored.eval")], runs["env"], tmp_path)
-    assert str(out / "abg_coqa_clarification" / "eval.yaml") in result.stdout
+    monkeypatch.chdir(tmp_path)
+    code, stdout, stderr = _in_process(register, [
+        "--repository-url", "https://github.com/example/condambig", "--commit", "a" * 40,
+        "--out", str(out), str(tmp_path / "scored.eval")], capsys)
+    assert code == 0, stderr
+    assert str(out / "abg_coqa_clarification" / "eval.yaml") in stdout
     import yaml
 
     entry = yaml.safe_load((out / "abg_coqa_clarification" / "eval.yaml").read_text())
@@ -204,24 +233,29 @@ def test_from_log_scores_every_epoch_as_the_run_reduced_them(runs, tmp_path, mon
     assert "the log was edited" in stderr
 
 
-def test_from_log_refuses_a_reducer_it_cannot_reproduce_in_one_line(runs, tmp_path):
+def test_from_log_refuses_a_reducer_it_cannot_reproduce_in_one_line(runs, tmp_path,
+                                                                    monkeypatch, capsys):
     from inspect_ai.log import write_eval_log
 
     log = _log(_of_task(runs["epochs"], "ambignq"))
     log.eval.config.epochs_reducer = ["pass_at_2"]
     doctored = tmp_path / "pass_at.eval"
     write_eval_log(log, str(doctored))
-    result = _from_log("ambignq", doctored, runs, False)
-    assert result.returncode == 2 and result.stdout == ""
-    [line] = result.stderr.strip().splitlines()
+    code, stdout, stderr = _from_log_in_process("ambignq", doctored, runs, monkeypatch,
+                                                capsys)
+    assert code == 2 and stdout == ""
+    [line] = stderr.strip().splitlines()
     assert "pass_at_2" in line and f"condambig-inspect-score {doctored}" in line
 
 
-def test_inspect_score_of_a_file_that_is_not_a_condambig_log_is_one_line(tmp_path):
+def test_inspect_score_of_a_file_that_is_not_a_condambig_log_is_one_line(tmp_path, capsys):
+    """(``condambig-inspect-score``'s ``main`` in this process: the console script is run
+    by ``test_inspect_score_command_rescores_a_judged_run_with_its_grader``.)"""
+    from condambig_tasks.inspect_rescore import main
+
     other = tmp_path / "other.eval"
     other.write_text("not a log")
-    result = _run([executable("condambig-inspect-score"), str(other)],
-                  subprocess_env(), tmp_path, ok=False)
-    assert result.returncode == 2 and result.stdout == ""
-    [line] = result.stderr.strip().splitlines()
+    code, stdout, stderr = _in_process(main, [str(other)], capsys)
+    assert code == 2 and stdout == ""
+    [line] = stderr.strip().splitlines()
     assert line.startswith(f"condambig-inspect-score: {other}: cannot be read as an Inspect log")

@@ -3,7 +3,8 @@ log, the same as ``condambig-score`` gives on the same outputs, and ``--from-log
 an edited log.
 
 One run of AmbigNQ (a question per unit) and Abg-CoQA detection (a conversation per unit)
-on a tiny scripted model, judge-free; the rest reads the log.
+on a scripted model (a loopback OpenAI-compatible server giving one reply), judge-free; the
+rest reads the log, and ``condambig-score`` runs in process (its ``main``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from condambig_tasks.benchmark import ScoredSample
 from condambig_tasks.provenance import outputs_sha256
 from condambig_tasks.uncertainty import uncertainty
 from tests.conftest import FIXTURE_DATA, executable, run_ok, subprocess_env
+from tests.support.judge_server import JudgeServer
 from tests.test_rescore_logs import AMBIGNQ_REPLY
 
 pytestmark = pytest.mark.e2e
@@ -34,12 +36,15 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def logs(scripted_causal_lm, tmp_path_factory) -> dict[str, Path]:
+def logs(tmp_path_factory) -> dict[str, Path]:
     """Task -> its .eval log: every fixture item, answered by the scripted model."""
     folder = tmp_path_factory.mktemp("inspect_stats")
-    run_ok([executable("inspect"), "eval", *(f"condambig/{task}" for task in TASKS),
-          "--model", f"hf/{scripted_causal_lm(AMBIGNQ_REPLY)}", "--log-dir", str(folder / "logs"),
-          "--display", "none"], _env(CONDAMBIG_CACHE_DIR=str(folder / "cache")), folder)
+    with JudgeServer({"default": {"reply": AMBIGNQ_REPLY}}) as subject:
+        run_ok([executable("inspect"), "eval", *(f"condambig/{task}" for task in TASKS),
+                "--model", "openai-api/subject/scripted", "--log-dir", str(folder / "logs"),
+                "--display", "none"],
+               _env(CONDAMBIG_CACHE_DIR=str(folder / "cache"),
+                    SUBJECT_BASE_URL=subject.base_url, SUBJECT_API_KEY="k"), folder)
     return {task: Path(path) for task in TASKS
             for path in glob.glob(f"{folder}/logs/*_{task.replace('_', '-')}_*.eval")}
 
@@ -66,9 +71,21 @@ def _close(framework: float, other: float | None) -> bool:
     return math.isclose(framework, other, rel_tol=1e-9, abs_tol=1e-12)
 
 
-def _score_cli(arguments: list[str], cwd: Path) -> tuple[dict, str]:
-    result = run_ok([executable("condambig-score"), *arguments], _env(), cwd)
-    return json.loads(result.stdout), result.stderr
+@pytest.fixture
+def score_cli(use_fixture_data, monkeypatch, capsys):
+    """``condambig-score ARGS`` (its ``main``, in process): its JSON and its stderr."""
+    from condambig_tasks.cli import main
+
+    monkeypatch.setenv("CONDAMBIG_OFFLINE", "1")
+
+    def score(arguments: list[str]) -> tuple[dict, str]:
+        capsys.readouterr()
+        code = main(arguments)
+        captured = capsys.readouterr()
+        assert code == 0, captured.err[-3000:]
+        return json.loads(captured.out), captured.err
+
+    return score
 
 
 def test_the_log_has_the_stderr_of_every_metric_from_its_samples(logs):
@@ -94,7 +111,8 @@ def test_the_log_has_the_stderr_of_every_metric_from_its_samples(logs):
                 log.results.scores[0].metrics[name].group)
 
 
-def test_condambig_score_on_the_same_outputs_gives_the_same_stderr_and_digest(logs, tmp_path):
+def test_condambig_score_on_the_same_outputs_gives_the_same_stderr_and_digest(logs, tmp_path,
+                                                                           score_cli):
     for task, path in logs.items():
         log = _read(path)
         benchmark, flags = TASKS[task]
@@ -103,7 +121,7 @@ def test_condambig_score_on_the_same_outputs_gives_the_same_stderr_and_digest(lo
         assert recorded == outputs_sha256(pairs)
         outputs = tmp_path / f"{task}.json"
         outputs.write_text(json.dumps([{"id": key, "output": text} for key, text in pairs]))
-        result, _ = _score_cli([benchmark, *flags, "--outputs", str(outputs)], tmp_path)
+        result, _ = score_cli([benchmark, *flags, "--outputs", str(outputs)])
         metrics, stderr = _metrics(log)
         assert set(result["stderr"]) == set(stderr), task
         for name, value in stderr.items():
@@ -112,7 +130,7 @@ def test_condambig_score_on_the_same_outputs_gives_the_same_stderr_and_digest(lo
         assert result["provenance"]["outputs_sha256"] == recorded
 
         # rescored from the log itself: the digest matches, and says so
-        result, errors = _score_cli([benchmark, "--from-log", str(path)], tmp_path)
+        result, errors = score_cli([benchmark, "--from-log", str(path)])
         assert result["source"]["outputs_sha256"] == recorded
         assert result["source"]["outputs_sha256_matched"] is True
         assert result["provenance"]["outputs_sha256"] == recorded
@@ -122,7 +140,7 @@ def test_condambig_score_on_the_same_outputs_gives_the_same_stderr_and_digest(lo
         assert set(result["reported"]) == set(metrics)  # the stderr are not metrics
 
 
-def test_from_log_tells_an_edited_log(logs, tmp_path):
+def test_from_log_tells_an_edited_log(logs, tmp_path, score_cli):
     from inspect_ai.log import write_eval_log
     from inspect_ai.model import ModelOutput
 
@@ -131,14 +149,13 @@ def test_from_log_tells_an_edited_log(logs, tmp_path):
     log.samples[0].output = ModelOutput.from_content(log.eval.model, "an edited answer")
     edited = tmp_path / "edited.eval"
     write_eval_log(log, str(edited))
-    result, errors = _score_cli(["ambignq", "--from-log", str(edited)], tmp_path)
+    result, errors = score_cli(["ambignq", "--from-log", str(edited)])
     assert result["source"]["outputs_sha256"] == recorded
     assert result["source"]["outputs_sha256_matched"] is False
     assert result["provenance"]["outputs_sha256"] != recorded
     [line] = [line for line in errors.splitlines() if "the log was edited" in line]
     assert str(edited) in line and recorded[:12] in line
     # --limit scores a part of the outputs: nothing to compare
-    result, errors = _score_cli(["ambignq", "--from-log", str(edited), "--limit", "2"],
-                                tmp_path)
+    result, errors = score_cli(["ambignq", "--from-log", str(edited), "--limit", "2"])
     assert result["source"]["outputs_sha256_matched"] is None
     assert "the log was edited" not in errors

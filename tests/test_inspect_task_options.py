@@ -1,5 +1,5 @@
 """``-T`` options scoped to one benchmark (``-T 'abg_coqa={split: val}'``), as lm-eval's
-``--metadata`` scopes them: the real ``inspect eval-set`` over two benchmarks' tasks, and
+``--metadata`` scopes them: the real ``inspect eval-set`` over several benchmarks' tasks, and
 the rules in process (inspect_tasks/task_options.py)."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from tests.conftest import FIXTURE_DATA, executable, subprocess_env
 from tests.support.judge_server import JudgeServer
 
 TASKS = ["condambig/abg_coqa_detection", "condambig/conditionalqa"]
+SETTINGS = ["condambig/condambigqa_closed_book", "condambig/condambigqa_gold_conditions"]
 
 
 @pytest.fixture(scope="module")
@@ -24,26 +25,37 @@ def subject():
         yield server
 
 
-def _eval_set(tmp_path: Path, subject: JudgeServer, *task_args: str):
+def _eval_set(tmp_path: Path, subject: JudgeServer, *task_args: str,
+              tasks: list[str] = TASKS):
     env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA),
                          CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"),
                          SUBJECT_BASE_URL=subject.base_url, SUBJECT_API_KEY="k")
-    command = [executable("inspect"), "eval-set", *TASKS, *task_args,
+    command = [executable("inspect"), "eval-set", *tasks, *task_args,
                "--model", "openai-api/subject/m", "--log-dir", str(tmp_path / "logs"),
                "--limit", "2", "--display", "plain"]
     return subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True,
                           timeout=600)
 
 
-@pytest.mark.e2e
-def test_an_option_scoped_to_one_benchmark_reaches_its_tasks_only(tmp_path, subject):
+@pytest.fixture(scope="module")
+def eval_set_logs(tmp_path_factory, subject) -> dict:
+    """Task -> its log, of one eval set that both tests below read: TASKS with an option
+    scoped to abg_coqa, and two CondAmbigQA settings (judge-free: ``-T judge=false``, an
+    option the other tasks do not use, only warned about)."""
     from inspect_ai.log import read_eval_log
 
-    completed = _eval_set(tmp_path, subject, "-T", "abg_coqa={split: val}")
+    folder = tmp_path_factory.mktemp("task_options")
+    completed = _eval_set(folder, subject, "-T", "abg_coqa={split: val}", "-T", "judge=false",
+                          tasks=[*TASKS, *SETTINGS])
     assert completed.returncode == 0, completed.stderr[-3000:]
-    logs = {log.eval.task.removeprefix("condambig/"): log for log in map(read_eval_log,
-                                                glob.glob(f"{tmp_path}/logs/*.eval"))}
-    assert sorted(logs) == ["abg_coqa_detection", "conditionalqa"]
+    return {log.eval.task.removeprefix("condambig/"): log for log in map(
+        read_eval_log, glob.glob(f"{folder}/logs/*.eval"))}
+
+
+@pytest.mark.e2e
+def test_an_option_scoped_to_one_benchmark_reaches_its_tasks_only(eval_set_logs):
+    logs = eval_set_logs
+    assert sorted(logs) == sorted(task.removeprefix("condambig/") for task in TASKS + SETTINGS)
     assert all(log.status == "success" for log in logs.values())
     assert logs["abg_coqa_detection"].eval.metadata["options"]["split"] == "val"
     assert logs["conditionalqa"].eval.metadata["options"]["split"] == "dev"  # its default
@@ -147,24 +159,11 @@ def test_a_variant_task_takes_what_it_fixes_only_at_its_value(use_fixture_data):
 
 
 @pytest.mark.e2e
-def test_one_eval_set_runs_two_settings_of_a_benchmark(tmp_path, subject):
+def test_one_eval_set_runs_two_settings_of_a_benchmark(eval_set_logs):
     """Before the variants had tasks of their own, ``-T setting=`` reached every task of a
-    command: two CondAmbigQA settings could not be one eval set."""
-    from inspect_ai.log import read_eval_log
-
-    env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA),
-                         CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"),
-                         SUBJECT_BASE_URL=subject.base_url, SUBJECT_API_KEY="k")
-    completed = subprocess.run(
-        [executable("inspect"), "eval-set", "condambig/condambigqa_closed_book",
-         "condambig/condambigqa_gold_conditions", "-T", "judge=false",
-         "--model", "openai-api/subject/m", "--log-dir", str(tmp_path / "logs"),
-         "--limit", "2", "--display", "plain"],
-        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)
-    assert completed.returncode == 0, completed.stderr[-3000:]
-    logs = {log.eval.task.removeprefix("condambig/"): log for log in map(
-        read_eval_log, glob.glob(f"{tmp_path}/logs/*.eval"))}
+    command: two CondAmbigQA settings could not be one eval set (here, the eval set of
+    the scoped-option test above)."""
     assert {task: (log.status, log.eval.metadata["options"]["setting"], len(log.samples))
-            for task, log in logs.items()} == {
+            for task, log in eval_set_logs.items() if task.startswith("condambigqa")} == {
         "condambigqa_closed_book": ("success", "closed_book", 2),
         "condambigqa_gold_conditions": ("success", "gold_conditions", 2)}

@@ -1,10 +1,12 @@
 """Ctrl-C in a judged ``lm_eval`` run keeps every finished generation: one line, exit 130,
 and the command it prints resumes without generating again, to a clean run's numbers.
 
-A real ``lm_eval`` process (a tiny local model answering every prompt with one CondAmbigQA
-output) is interrupted while a slow loopback judge scores its outputs, one at a time.
-Generations are counted by lm-eval's request cache ("Cached requests: N, Requests
-remaining: M", ``lm_eval.api.model.CachingLM``).
+A real ``lm_eval`` process (the model under evaluation a loopback chat-completions server
+answering every prompt with one CondAmbigQA output: the interrupt is handled the same for
+every lm-eval model, and an ``hf`` model's start-up would cost every run seconds of CPU) is
+interrupted while a slow loopback judge scores its outputs, one at a time. Generations are
+counted by lm-eval's request cache ("Cached requests: N, Requests remaining: M",
+``lm_eval.api.model.CachingLM``) and by the requests the model's server received.
 """
 
 from __future__ import annotations
@@ -37,6 +39,13 @@ def judgements(server: JudgeServer) -> list[str]:
 
 
 @pytest.fixture(scope="module")
+def subject():
+    """The model under evaluation: one fixed CondAmbigQA answer to every prompt."""
+    with JudgeServer({"default": {"reply": CONDAMBIGQA_OUTPUT}}) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
 def slow_judge():
     with JudgeServer({**JUDGE_SCRIPT, "latency_ms": 400}) as server:
         yield server
@@ -50,12 +59,14 @@ def _results(out: Path) -> dict:
 class Runs:
     """The ``lm_eval`` command of these tests, in one folder, against the slow judge."""
 
-    def __init__(self, model: Path, judge: JudgeServer, folder: Path) -> None:
+    def __init__(self, model: JudgeServer, judge: JudgeServer, folder: Path) -> None:
         self.model, self.judge, self.folder = model, judge, folder
 
     def command(self, out: str, *extra: str) -> list[str]:
-        return [executable("lm_eval"), "--model", "hf", "--model_args",
-                f"pretrained={self.model}", "--tasks", "condambigqa", "--limit", str(LIMIT),
+        return [executable("lm_eval"), "--model", "local-chat-completions",
+                "--apply_chat_template", "--model_args",
+                f"model=subject,base_url={self.model.base_url}/chat/completions,"
+                "tokenizer_backend=None", "--tasks", "condambigqa", "--limit", str(LIMIT),
                 "--output_path", str(self.folder / out), *extra]
 
     def env(self, cache: str, concurrency: int) -> dict[str, str]:
@@ -63,7 +74,7 @@ class Runs:
             CONDAMBIG_DATA_DIR=str(FIXTURE_DATA), CONDAMBIG_CACHE_DIR=str(self.folder / "cache"),
             CONDAMBIG_JUDGE_MODEL="loopback-judge", CONDAMBIG_JUDGE_BASE_URL=self.judge.base_url,
             CONDAMBIG_JUDGE_API_KEY="test-key", CONDAMBIG_JUDGE_CACHE=str(self.folder / cache),
-            CONDAMBIG_JUDGE_CONCURRENCY=str(concurrency))
+            CONDAMBIG_JUDGE_CONCURRENCY=str(concurrency), OPENAI_API_KEY="subject-key")
 
     def run(self, words: list[str], cache: str) -> subprocess.CompletedProcess:
         result = subprocess.run(words, env=self.env(cache, 16), cwd=self.folder,
@@ -73,12 +84,13 @@ class Runs:
 
 
 @pytest.fixture(scope="module")
-def clean(scripted_causal_lm, slow_judge, tmp_path_factory):
+def clean(subject, slow_judge, tmp_path_factory):
     """A run never interrupted: its results and the judgements it needed."""
-    runs = Runs(scripted_causal_lm(CONDAMBIGQA_OUTPUT), slow_judge,
-                tmp_path_factory.mktemp("clean"))
+    runs = Runs(subject, slow_judge, tmp_path_factory.mktemp("clean"))
     slow_judge.reset()
+    subject.reset()
     runs.run(runs.command("clean"), "clean.sqlite")
+    assert subject.stats()["requests"] == LIMIT
     needed = len(judgements(slow_judge))
     assert needed > 4
     return _results(runs.folder / "clean"), needed
@@ -88,9 +100,9 @@ def clean(scripted_causal_lm, slow_judge, tmp_path_factory):
     (signal.SIGINT, False), (signal.SIGINT, True), (signal.SIGTERM, False)],
     ids=["SIGINT", "SIGINT-use_cache", "SIGTERM"])
 def test_an_interrupt_while_judging_keeps_the_generations_and_the_rerun_does_not_regenerate(
-        scripted_causal_lm, slow_judge, clean, tmp_path, signum, own_cache):
+        subject, slow_judge, clean, tmp_path, signum, own_cache):
     reference, needed = clean
-    runs = Runs(scripted_causal_lm(CONDAMBIGQA_OUTPUT), slow_judge, tmp_path)
+    runs = Runs(subject, slow_judge, tmp_path)
     extra = ("--use_cache", str(tmp_path / "own" / "requests")) if own_cache else ()
     slow_judge.reset()  # one judgement at a time: the signal comes with most still to do
     code, after, stderr = interrupt(runs.command("interrupted", *extra),
@@ -111,8 +123,10 @@ def test_an_interrupt_while_judging_keeps_the_generations_and_the_rerun_does_not
         assert words[1:] == ["run", *runs.command("interrupted", *extra)[1:]]
 
     slow_judge.reset()
+    subject.reset()
     again = runs.run([executable("lm_eval"), *words[1:]], "judge.sqlite")
     assert CACHE_LINE.findall(again.stderr) == [(str(LIMIT), "0")]  # nothing generated
+    assert subject.stats()["requests"] == 0  # the model was asked for nothing
     asked = judgements(slow_judge)
     assert 0 < len(asked) < needed  # only the judgements the interrupted run had not cached
     resumed = _results(tmp_path / "interrupted")

@@ -1,9 +1,10 @@
 """``condambig-report``: lm-eval results and Inspect logs -> one Markdown report and PNGs.
 
-The end-to-end test makes two real runs of a tiny local model (``lm_eval`` and ``inspect
-eval`` on AmbigNQ and Abg-CoQA detection, ``--limit 3``), then adds a second model by copying
-those files with the model name and the numbers changed (the copies are marked as such
-below), runs the real ``condambig-report`` and parses the Markdown back. Unit tests check
+The end-to-end test makes two real runs of a scripted model on a loopback OpenAI-compatible
+server (``lm_eval`` and ``inspect eval`` on AmbigNQ and Abg-CoQA detection, ``--limit 3``),
+then adds a second model by copying those files with the model name and the numbers changed
+(the copies are marked as such below), runs the real ``condambig-report`` and parses the
+Markdown back. Unit tests check
 the paper data file, the input reading, the model matching and every figure.
 """
 
@@ -93,31 +94,47 @@ def metric_of(header: str) -> str:
 # ---------------------------------------------------------------------- real runs + copies
 
 
-def _run(command: list[str], cwd: Path) -> subprocess.Popen:
-    env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA), CONDAMBIG_OFFLINE="1")
+# the scripted subject (the model route is not what these tests check): every AmbigNQ answer
+# scores alike, as a tiny random model's did (an unpaired bootstrap interval depends on the
+# order of the samples once their scores differ); Abg-CoQA detection answers vary
+SUBJECT = {"rules": [
+    {"contains": "What colour was it?", "reply": "blue"},
+    {"contains": "when was it rebuilt?", "reply": "1954"}],
+    "default": {"reply": "AMBIGUOUS"}}
+
+
+def _run(command: list[str], cwd: Path, **extra: str) -> subprocess.Popen:
+    env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA), CONDAMBIG_OFFLINE="1", **extra)
     return subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
 
 @pytest.fixture(scope="module")
-def real_runs(tiny_causal_lm, tmp_path_factory) -> dict[str, list[Path]]:
-    """One real lm-eval run and one real Inspect run (run side by side to save time)."""
+def real_runs(tmp_path_factory) -> dict[str, list[Path]]:
+    """One real lm-eval run and one real Inspect run of one scripted loopback model (run side
+    by side to save time)."""
+    from tests.support.judge_server import JudgeServer
+
     root = tmp_path_factory.mktemp("report_runs")
-    lm_eval = _run([executable("lm_eval"), "--model", "hf", "--model_args",
-                    f"pretrained={tiny_causal_lm},dtype=float32", "--device", "cpu",
-                    "--limit", "3", "--gen_kwargs", "max_gen_toks=16", "--tasks", ",".join(TASKS),
-                    "--output_path", str(root / "lm_eval"), "--log_samples"], root)
-    # the same model on more items: compared unpaired with the two runs above
-    more = _run([executable("lm_eval"), "--model", "hf", "--model_args",
-                 f"pretrained={tiny_causal_lm},dtype=float32", "--device", "cpu",
-                 "--limit", "4", "--gen_kwargs", "max_gen_toks=16", "--tasks", "ambignq",
-                 "--output_path", str(root / "lm_eval_4"), "--log_samples"], root)
-    inspect = _run([executable("inspect"), "eval", *(f"condambig/{task}" for task in TASKS),
-                    "--model", f"hf/{tiny_causal_lm}", "--limit", "3", "--max-tokens", "16",
-                    "--log-dir", str(root / "inspect"), "--display", "none"], root)
-    for name, process in (("lm_eval", lm_eval), ("inspect", inspect), ("lm_eval 4", more)):
-        out, err = process.communicate(timeout=600)
-        assert process.returncode == 0, f"{name} failed:\n{out[-2000:]}\n{err[-4000:]}"
+    with JudgeServer(SUBJECT) as subject:
+        lm_model = ["--model", "local-chat-completions", "--apply_chat_template", "--model_args",
+                    f"model=subject,base_url={subject.base_url}/chat/completions,"
+                    "tokenizer_backend=None"]
+        lm_env = {"OPENAI_API_KEY": "subject-key"}
+        lm_eval = _run([executable("lm_eval"), *lm_model, "--limit", "3",
+                        "--tasks", ",".join(TASKS), "--output_path", str(root / "lm_eval"),
+                        "--log_samples"], root, **lm_env)
+        # the same model on more items: compared unpaired with the two runs above
+        more = _run([executable("lm_eval"), *lm_model, "--limit", "4", "--tasks", "ambignq",
+                     "--output_path", str(root / "lm_eval_4"), "--log_samples"], root, **lm_env)
+        inspect = _run([executable("inspect"), "eval", *(f"condambig/{task}" for task in TASKS),
+                        "--model", "openai-api/subject/model", "--limit", "3",
+                        "--max-retries", "1", "--log-dir", str(root / "inspect"),
+                        "--display", "none"], root, SUBJECT_BASE_URL=subject.base_url,
+                       SUBJECT_API_KEY="subject-key")
+        for name, process in (("lm_eval", lm_eval), ("inspect", inspect), ("lm_eval 4", more)):
+            out, err = process.communicate(timeout=600)
+            assert process.returncode == 0, f"{name} failed:\n{out[-2000:]}\n{err[-4000:]}"
     results = [Path(p) for p in glob.glob(f"{root}/lm_eval/**/results_*.json", recursive=True)]
     more_results = glob.glob(f"{root}/lm_eval_4/**/results_*.json", recursive=True)
     logs = sorted((root / "inspect").glob("*.eval"))

@@ -4,7 +4,8 @@ Every file in ``run_configs/inspect/`` must be accepted by Inspect's own parser,
 existing task with options the benchmark accepts, and the CondAmbigQA files must carry the
 paper's settings (gpt-4o-mini judge with DeepEval's weighting, the authors' sampling). The
 end-to-end tests run ``inspect eval --run-config`` and ``lm_eval --tasks condambigqa_paper``
-on a tiny scripted model against the loopback judge: a judge that gives 8 with probability
+on a scripted model (a loopback OpenAI-compatible server giving one reply) against the
+loopback judge: a judge that gives 8 with probability
 0.995 and 2 with 0.005 scores 0.8 under DeepEval's rule (alternatives under 1 % dropped) and
 0.797 under this project's default rule, so the reported scores show which rule ran.
 """
@@ -110,28 +111,30 @@ def test_lm_eval_paper_variant_matches_the_inspect_config():
 # ---------------------------------------------------------------------- end to end
 
 
-@pytest.fixture(scope="session")
-def scripted_lm(scripted_causal_lm) -> Path:
-    return scripted_causal_lm(SCRIPTED_REPLY)
-
+@pytest.fixture(scope="module")
+def subject():
+    """The model under evaluation: every prompt answered with SCRIPTED_REPLY."""
+    with JudgeServer({"default": {"reply": SCRIPTED_REPLY}}) as server:
+        yield server
 
 
 @pytest.mark.e2e
-def test_inspect_eval_runs_the_paper_run_config(scripted_lm, tmp_path):
-    """The shipped file with only the models swapped: the main model for a tiny local one,
-    the grader for the loopback judge. Everything else (task arguments, sampling, budget,
+def test_inspect_eval_runs_the_paper_run_config(subject, tmp_path):
+    """The shipped file with only the models swapped: the main model for the scripted
+    loopback one, the grader for the loopback judge. Everything else (task arguments, sampling, budget,
     system message) comes from the file."""
     from inspect_ai.log import read_eval_log
 
     config = _config(RUN_CONFIGS / "condambigqa_paper.yaml")
-    config["model"] = f"hf/{scripted_lm}"
+    config["model"] = "openai-api/subject/scripted"
     config["model_roles"] = {"grader": {"model": "openai-api/loopback/loopback-judge"}}
     run_config = tmp_path / "condambigqa_paper_test.yaml"
     run_config.write_text(yaml.safe_dump(config), encoding="utf-8")
     with JudgeServer(JUDGE_SCRIPT) as server:
         env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA),
                              CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"),
-                             LOOPBACK_BASE_URL=server.base_url, LOOPBACK_API_KEY="test-key")
+                             LOOPBACK_BASE_URL=server.base_url, LOOPBACK_API_KEY="test-key",
+                             SUBJECT_BASE_URL=subject.base_url, SUBJECT_API_KEY="k")
         run_ok([executable("inspect"), "eval", "--run-config", str(run_config), "--limit", "2",
               "--log-dir", str(tmp_path / "logs"), "--display", "none"], env, tmp_path)
         stats = server.stats()
@@ -142,7 +145,7 @@ def test_inspect_eval_runs_the_paper_run_config(scripted_lm, tmp_path):
     assert log.samples and len(log.samples) == 2
     # the system message is added at the model call (generate config), not to the sample
     [call] = [event for event in log.samples[0].events
-              if event.event == "model" and event.model.startswith("hf/")]
+              if event.event == "model" and event.model == "openai-api/subject/scripted"]
     assert call.input[0].role == "system" and call.input[0].text == PAPER_SYSTEM_MESSAGE
     reported = {name: m.value for s in log.results.scores for name, m in s.metrics.items()}
     assert reported["answer_score"] == pytest.approx(DEEPEVAL_SCORE, abs=1e-9)
@@ -151,7 +154,7 @@ def test_inspect_eval_runs_the_paper_run_config(scripted_lm, tmp_path):
 
 
 @pytest.mark.e2e
-def test_lm_eval_paper_variant_uses_the_papers_judge_and_sampling(scripted_lm, tmp_path):
+def test_lm_eval_paper_variant_uses_the_papers_judge_and_sampling(subject, tmp_path):
     """No judge model in the environment: the variant's own metadata names gpt-4o-mini
     (served here by the loopback judge at CONDAMBIG_JUDGE_BASE_URL)."""
     with JudgeServer(JUDGE_SCRIPT) as server:
@@ -161,8 +164,9 @@ def test_lm_eval_paper_variant_uses_the_papers_judge_and_sampling(scripted_lm, t
                              CONDAMBIG_JUDGE_API_KEY="test-key",
                              CONDAMBIG_JUDGE_CACHE="off")
         out = tmp_path / "out"
-        run_ok([executable("lm_eval"), "--model", "hf", "--model_args",
-              f"pretrained={scripted_lm}", "--tasks", "condambigqa_paper", "--limit", "2",
+        run_ok([executable("lm_eval"), "--model", "local-chat-completions", "--model_args",
+              f"model=scripted,base_url={subject.base_url}/chat/completions,"
+              "tokenizer_backend=None", "--tasks", "condambigqa_paper", "--limit", "2",
               "--apply_chat_template", "--system_instruction", PAPER_SYSTEM_MESSAGE,
               "--output_path", str(out), "--log_samples"], env, tmp_path)
         stats = server.stats()
@@ -179,4 +183,6 @@ def test_lm_eval_paper_variant_uses_the_papers_judge_and_sampling(scripted_lm, t
     generation = sample["arguments"]["gen_args_0"]["arg_1"]
     assert generation["do_sample"] is True and generation["temperature"] == 0.7
     assert generation["max_gen_toks"] == 1024
-    assert PAPER_SYSTEM_MESSAGE in sample["arguments"]["gen_args_0"]["arg_0"]
+    # the chat the API model was sent: the system message first
+    [chat] = sample["arguments"]["gen_args_0"]["arg_0"]
+    assert json.loads(chat)[0] == {"role": "system", "content": PAPER_SYSTEM_MESSAGE}

@@ -1,12 +1,14 @@
 """Ctrl-C during HotpotQA-FLM's agent step: the rerun resumes from the cached batches.
 
-A real ``condambig-score`` process with tiny local T5 agents, on the fixture made larger by
-copying its examples, gets SIGINT once the answering agent has stored a few batches of
-candidate scores. It must stop at once (one line, exit 130); the rerun must compute only
-the scores not stored and give, bit for bit, the scores and numbers of a run never
-interrupted. The signal's window is made by the interrupted run pausing after each stored
-batch once a few are stored (a test-only start-up patch), not by more data: more data
-made every run of the test longer, and a loaded machine still narrowed the window.
+A real ``condambig-score`` process with tiny local T5 agents, on the fixture (its examples
+give 76 batches of one candidate score, many more than the signal needs), gets SIGINT once
+the answering agent has stored a few batches of candidate scores. It must stop at once (one
+line, exit 130); the rerun must compute only the scores not stored and give, bit for bit,
+the scores and numbers of a run never interrupted. The signal's window is made by the
+interrupted run pausing after each stored batch once a few are stored (a test-only
+start-up patch), not by more data: more data (as this test once had, the fixture copied
+three times over) made every run of the test longer, and a loaded machine still narrowed
+the window.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ from tests.support.interrupting import assert_clean_stop, interrupt, sqlite_rows
 
 pytestmark = pytest.mark.e2e
 
-FLM_COPIES = 3  # the fixture's examples three times over: more batches than the signal needs
 STORED_BEFORE_SIGNAL = 8
 # the interrupted run, once STORED_BEFORE_SIGNAL batches are stored, pauses after each store:
 # the signal finds it mid-run however slow the machine (and however fast)
@@ -48,18 +49,6 @@ def _start():
 """
 
 
-def _larger_flm_data(root: Path) -> Path:
-    """The HotpotQA fixture with every example copied (new ids, questions told apart)."""
-    examples = json.loads((FIXTURE_DATA / "hotpotqa" / "hotpot_dev_distractor_v1.json")
-                          .read_text(encoding="utf-8"))
-    copies = [{**example, "_id": f"{example['_id']}c{copy:02d}",
-               "question": f"{example['question']} ({copy})"}
-              for copy in range(FLM_COPIES) for example in examples]
-    (root / "hotpotqa").mkdir(parents=True)
-    (root / "hotpotqa" / "hotpot_dev_distractor_v1.json").write_text(json.dumps(copies))
-    return root
-
-
 def _details(path: Path) -> list[dict]:
     """Per-example details without the what-came-from-the-cache bookkeeping."""
     rows = [json.loads(line) for line in path.read_text().splitlines()]
@@ -69,8 +58,6 @@ def _details(path: Path) -> list[dict]:
 
 
 def test_hotpot_flm_interrupted_agent_step_resumes_with_the_same_numbers(tiny_t5, tmp_path):
-    data = _larger_flm_data(tmp_path / "data")
-
     def command(name: str) -> list[str]:
         return [executable("condambig-score"), "hotpot_flm", "--questions", "repeater",
                 "--answering-agent", str(tiny_t5), "--downstream-model", str(tiny_t5),
@@ -78,7 +65,7 @@ def test_hotpot_flm_interrupted_agent_step_resumes_with_the_same_numbers(tiny_t5
                 "--per-example", str(tmp_path / f"{name}.jsonl")]
 
     def env(cache: str) -> dict[str, str]:
-        return subprocess_env(CONDAMBIG_DATA_DIR=str(data), CONDAMBIG_OFFLINE="1",
+        return subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA), CONDAMBIG_OFFLINE="1",
                               CONDAMBIG_CACHE_DIR=str(tmp_path / cache), OMP_NUM_THREADS="1")
 
     def agent_cache(cache: str) -> Path:
