@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO_ROOT, executable, subprocess_env
+from tests.support import lm_eval_listing
 from tests.support.fresh_site import venv_with_checkout_pth
-from tests.support.lm_eval_listing import list_tasks
 
 tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
 
@@ -22,6 +22,28 @@ DIRECTORY_OF = {"condambig_tasks": "condambig_tasks", "condambig_metrics": "metr
 LM_EVAL_TASKS = ("condambigqa", "condambigqa_gold_conditions", "condambigqa_no_conditions",
                  "condambigqa_closed_book", "condambigqa_closed_book_conditions",
                  "condambigqa_all")
+
+
+BUILTIN_PREFIX = "LM-EVAL-TASK-FOLDER: "
+
+
+def list_tasks(python: str, env: dict[str, str]) -> tuple[str, list[str], str]:
+    """:func:`tests.support.lm_eval_listing.list_tasks` in one child: the same listing child,
+    which also prints lm-eval's own task folder as it exits (instead of a second interpreter
+    importing lm-eval to say it)."""
+    import json
+
+    code = ("import atexit, pathlib, sys, lm_eval.tasks\n"
+            "atexit.register(lambda: print(" + repr(BUILTIN_PREFIX) + " + str(pathlib.Path("
+            "lm_eval.tasks.__file__).parent), file=sys.stderr))\n" + lm_eval_listing._CHILD)
+    result = subprocess.run([python, "-c", code], capture_output=True, text=True, env=env,
+                            cwd="/", timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = result.stderr.splitlines()
+    [asked] = [line for line in lines if line.startswith(lm_eval_listing.ASKED_PREFIX)]
+    [builtin] = [line for line in lines if line.startswith(BUILTIN_PREFIX)]
+    return (result.stdout, json.loads(asked[len(lm_eval_listing.ASKED_PREFIX):]),
+            builtin[len(BUILTIN_PREFIX):])
 
 
 def _declared_packages() -> set[str]:
@@ -142,8 +164,11 @@ def _source_copy(tmp_path: Path) -> Path:
     return source
 
 
-def _build_wheel(tmp_path: Path) -> Path:
-    """The project's wheel, built from a copy of the checkout."""
+@pytest.fixture(scope="module")
+def built_wheel(tmp_path_factory) -> Path:
+    """The project's wheel, built once from a copy of the checkout for this module's tests
+    (read-only: one checks its contents, one installs it into a fresh venv)."""
+    tmp_path = tmp_path_factory.mktemp("regular-wheel")
     source, wheel_dir = _source_copy(tmp_path), tmp_path / "wheel"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
                     "-q", "-w", str(wheel_dir), str(source)], check=True, timeout=600,
@@ -152,8 +177,8 @@ def _build_wheel(tmp_path: Path) -> Path:
 
 
 @pytest.mark.e2e
-def test_regular_wheel_ships_the_pth_file_at_the_root(tmp_path):
-    wheel = _build_wheel(tmp_path)
+def test_regular_wheel_ships_the_pth_file_at_the_root(built_wheel):
+    wheel = built_wheel
     names = zipfile.ZipFile(wheel).namelist()
     assert "condambig_lm_eval.pth" in names
     assert "condambig_tasks/lm_eval_tasks/condambigqa/condambigqa.yaml" in names
@@ -235,9 +260,9 @@ def _isolated_venv_seeing_this_environment(venv: Path) -> Path:
 
 
 @pytest.mark.e2e
-def test_regular_install_makes_stock_lm_eval_find_the_tasks(tmp_path):
+def test_regular_install_makes_stock_lm_eval_find_the_tasks(tmp_path, built_wheel):
     """A non-editable install into a fresh venv (lm-eval itself comes from the test venv)."""
-    wheel = _build_wheel(tmp_path)
+    wheel = built_wheel
     python = _isolated_venv_seeing_this_environment(tmp_path / "venv")
     # pip of the test environment installs into the new venv's site-packages
     subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q",

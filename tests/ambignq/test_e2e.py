@@ -1,9 +1,11 @@
 """AmbigNQ and Abg-CoQA through the real ``lm_eval``, ``inspect eval`` and ``condambig-score``.
 
-Both benchmarks run in the same command (one model load each) to keep CI time down. Two
-models under evaluation: a tiny random Llama (gibberish: every metric is still reported and
-equals ``condambig-score`` on the same outputs) and a loopback OpenAI-compatible server that
-replies with scripted outputs (hand-computed numbers).
+Both benchmarks run in the same command to keep CI time down. Two models under evaluation,
+both loopback OpenAI-compatible servers (lm-eval's ``local-chat-completions``, Inspect's
+``openai-api``; the ``hf`` route of every task is run by tests/real_model/): one parroting
+each prompt (junk replies, a different one per item, judge-free: every metric is still
+reported and equals ``condambig-score`` on the same outputs) and one replying with scripted
+outputs (hand-computed numbers). ``condambig-score`` runs in process (its ``main``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from tests.conftest import FIXTURE_DATA, executable, run_ok, subprocess_env
 from tests.support import lm_eval_results
 from tests.support.headline import assert_headline_first
 from tests.support.judge_server import JudgeServer
+from tests.support.score_in_process import ScoreCli, score_cli_fixture
 
 pytestmark = pytest.mark.e2e
 
@@ -41,6 +44,18 @@ TASKS = ["ambignq", *(f"abg_coqa_{subtask}" for subtask in ABG_METRICS)]
 
 def _env(**extra: str) -> dict[str, str]:
     return subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA), CONDAMBIG_OFFLINE="1", **extra)
+
+
+@pytest.fixture(scope="module")
+def junk_server():
+    """The junk model: each prompt copied back as the reply (nothing a task asks for)."""
+    with JudgeServer({"default": {"echo": "only"}}) as server:
+        yield server
+
+
+@pytest.fixture
+def score_cli(monkeypatch, capsys) -> ScoreCli:
+    return score_cli_fixture(monkeypatch, capsys)
 
 
 @pytest.fixture(scope="module")
@@ -124,7 +139,8 @@ def _assert_records(records: Path, metrics: dict, outputs: dict, results: dict) 
     assert judged.judge == "judge" and "judge_helpfulness" in judged.metrics
 
 
-def _assert_inspect_records(records: Path, metrics: dict, outputs: dict, tmp: Path) -> None:
+def _assert_inspect_records(records: Path, metrics: dict, outputs: dict,
+                            score_cli: ScoreCli) -> None:
     """``CONDAMBIG_RECORD_DIR`` in Inspect: one record per task, made from its log, with the
     numbers the run printed, its outputs and samples; rescored, a record gives them again.
     It is read as the Inspect run: the register lists it as it lists the run's log."""
@@ -148,8 +164,7 @@ def _assert_inspect_records(records: Path, metrics: dict, outputs: dict, tmp: Pa
         assert {row["id"]: row["output"] for row in record["outputs"]} == outputs[run.task]
     # a judge-free task's record rescored: the same numbers, its digests checked
     record = next(run.source for run in found.runs if run.task == "ambignq")
-    again = json.loads(run_ok([executable("condambig-score"), "ambignq", "--from-log",
-                               str(record)], _env(), tmp).stdout)
+    again, _ = score_cli(["ambignq", "--from-log", str(record)])
     assert again["source"]["outputs_sha256_matched"] is True
     assert again["source"]["scoring_sha256_matched"] is True
     _assert_same(metrics["ambignq"], again["metrics"], AMBIGNQ_METRICS)
@@ -191,7 +206,8 @@ def _inspect(arguments: list[str], log_dir: Path, env: dict[str, str]) -> tuple[
 _CLI_METRICS: dict[tuple[str, str, str], dict] = {}
 
 
-def _score_cli(task: str, outputs: dict[str, str], tmp: Path, split: str) -> dict:
+def _score_cli(task: str, outputs: dict[str, str], tmp: Path, split: str,
+               score_cli: ScoreCli) -> dict:
     rows = json.dumps([{"id": key, "output": value} for key, value in outputs.items()])
     if (task, rows, split) in _CLI_METRICS:
         return _CLI_METRICS[task, rows, split]
@@ -202,8 +218,8 @@ def _score_cli(task: str, outputs: dict[str, str], tmp: Path, split: str) -> dic
     else:
         arguments = ["abg_coqa", "--subtask", task.removeprefix("abg_coqa_"), "--split", split]
     # items the run did not generate for (--limit) are left out of condambig-score's numbers
-    result = run_ok([executable("condambig-score"), *arguments, "--pred", str(pred)], _env(), tmp)
-    _CLI_METRICS[task, rows, split] = json.loads(result.stdout)["metrics"]
+    result, _ = score_cli([*arguments, "--pred", str(pred)])
+    _CLI_METRICS[task, rows, split] = result["metrics"]
     return _CLI_METRICS[task, rows, split]
 
 
@@ -219,7 +235,8 @@ def _assert_same(framework: dict[str, float], cli: dict[str, float], names: list
             assert framework[name] == pytest.approx(cli[name]), name
 
 
-def _check_all(metrics: dict, outputs: dict, tmp: Path, split: str, judged: bool = False) -> dict[str, dict]:
+def _check_all(metrics: dict, outputs: dict, tmp: Path, split: str, score_cli: ScoreCli,
+               judged: bool = False) -> dict[str, dict]:
     judge_names = set(EXPECTED_JUDGE)
     if judged:
         clarification = metrics["abg_coqa_clarification"]
@@ -229,20 +246,22 @@ def _check_all(metrics: dict, outputs: dict, tmp: Path, split: str, judged: bool
     cli_results = {}
     for task in TASKS:
         assert set(_names(task)) <= set(metrics[task]), task
-        cli_results[task] = _score_cli(task, outputs[task], tmp, split)
+        cli_results[task] = _score_cli(task, outputs[task], tmp, split, score_cli)
         _assert_same(metrics[task], cli_results[task], _names(task))
     return cli_results
 
 
-def test_lm_eval_tiny_model(tiny_causal_lm, tmp_path):
+def test_lm_eval_junk_model(junk_server, tmp_path, score_cli):
     metrics, outputs, _ = _lm_eval(
-        ["--model", "hf", "--model_args", f"pretrained={tiny_causal_lm},dtype=float32", "--device", "cpu",
-         "--limit", "2", "--gen_kwargs", "max_gen_toks=16"], tmp_path / "out", _env())
+        ["--model", "local-chat-completions", "--apply_chat_template", "--model_args",
+         f"model=junk,base_url={junk_server.base_url}/chat/completions,tokenizer_backend=None",
+         "--limit", "2"], tmp_path / "out", _env(OPENAI_API_KEY="test-key"))
     assert all(1 <= len(outputs[task]) <= 2 for task in TASKS)  # the test fixture has 1 ambiguous turn
-    _check_all(metrics, outputs, tmp_path, "test")
+    assert len({output for task in TASKS for output in outputs[task].values()}) > 1  # junk varies
+    _check_all(metrics, outputs, tmp_path, "test", score_cli)
 
 
-def test_lm_eval_scripted_model_equals_hand_computed_numbers(scripted_server, tmp_path):
+def test_lm_eval_scripted_model_equals_hand_computed_numbers(scripted_server, tmp_path, score_cli):
     judge = {"CONDAMBIG_JUDGE_MODEL": "judge", "CONDAMBIG_JUDGE_BASE_URL": scripted_server.base_url,
              "CONDAMBIG_JUDGE_API_KEY": "test-key", "CONDAMBIG_CACHE_DIR": str(tmp_path / "cache")}
     records = tmp_path / "records"
@@ -253,7 +272,7 @@ def test_lm_eval_scripted_model_equals_hand_computed_numbers(scripted_server, tm
         tmp_path / "out", _env(OPENAI_API_KEY="test-key", CONDAMBIG_RECORD_DIR=str(records),
                                **judge), judge="judge")
     assert outputs["ambignq"] == AMBIGNQ_OUTPUTS
-    _check_all(metrics, outputs, tmp_path, "val", judged=True)
+    _check_all(metrics, outputs, tmp_path, "val", score_cli, judged=True)
     _assert_records(records, metrics, outputs, results)
     _assert_read_once(records, tmp_path / "out")
     # every leaf of the group has two conversations or more: the group's stderr is a number
@@ -263,13 +282,15 @@ def test_lm_eval_scripted_model_equals_hand_computed_numbers(scripted_server, tm
             assert metrics[f"abg_coqa_{subtask}"][name] == pytest.approx(value), (subtask, name)
 
 
-def test_inspect_tiny_model(tiny_causal_lm, tmp_path):
-    metrics, outputs = _inspect(["--model", f"hf/{tiny_causal_lm}", "--limit", "2", "-T", "max_tokens=16"],
-                                tmp_path / "logs", _env())
-    _check_all(metrics, outputs, tmp_path, "test")
+def test_inspect_junk_model(junk_server, tmp_path, score_cli):
+    metrics, outputs = _inspect(["--model", "openai-api/subject/junk", "--limit", "2", "-T", "max_tokens=16"],
+                                tmp_path / "logs",
+                                _env(SUBJECT_BASE_URL=junk_server.base_url, SUBJECT_API_KEY="test-key"))
+    assert len({output for task in TASKS for output in outputs[task].values()}) > 1  # junk varies
+    _check_all(metrics, outputs, tmp_path, "test", score_cli)
 
 
-def test_inspect_scripted_model_equals_hand_computed_numbers(scripted_server, tmp_path):
+def test_inspect_scripted_model_equals_hand_computed_numbers(scripted_server, tmp_path, score_cli):
     records = tmp_path / "records"
     metrics, outputs = _inspect(
         ["--model", "openai-api/loopback/scripted", "--model-role", "grader=openai-api/loopback/judge",
@@ -278,8 +299,8 @@ def test_inspect_scripted_model_equals_hand_computed_numbers(scripted_server, tm
              CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"), CONDAMBIG_RECORD_DIR=str(records)))
     # Inspect's OpenAI provider moves a <think> block into the reasoning content
     assert outputs["ambignq"] == {key: value.split("</think>")[-1] for key, value in AMBIGNQ_OUTPUTS.items()}
-    _check_all(metrics, outputs, tmp_path, "val", judged=True)
-    _assert_inspect_records(records, metrics, outputs, tmp_path)
+    _check_all(metrics, outputs, tmp_path, "val", score_cli, judged=True)
+    _assert_inspect_records(records, metrics, outputs, score_cli)
     _assert_read_once(records, tmp_path / "logs")
     # the register given the logs and the records: one row per run
     from condambig_tasks import register

@@ -1,10 +1,11 @@
 """CondAmbigQA through the real `lm_eval`, `inspect eval` and `condambig-score` commands.
 
-The model under evaluation is a tiny local Llama scripted to give one fixed reply (the
-``hf`` routes), lm-eval's ``dummy`` model (junk replies, judge-free) or a loopback server
-giving the same fixed reply (where the model's route is not the point); the judge is a
-loopback OpenAI-compatible server whose scores the test sets. The same raw outputs must get
-the same numbers through all three front ends.
+The model under evaluation is a loopback OpenAI-compatible server giving one fixed reply
+(lm-eval's ``local-chat-completions``, Inspect's ``openai-api``: the model's route is not the
+point here, and tests/real_model/ runs every task's ``hf`` route) or lm-eval's ``dummy``
+model (junk replies, judge-free); the judge is a loopback OpenAI-compatible server whose
+scores the test sets. The same raw outputs must get the same numbers through all three
+front ends (``condambig-score`` run in process, through its ``main``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import pytest
 from tests.conftest import FIXTURE_DATA, executable, run_ok, subprocess_env
 from tests.support.headline import assert_headline_first
 from tests.support.judge_server import JudgeServer
+from tests.support.score_in_process import ScoreCli, score_cli_fixture
 
 pytestmark = pytest.mark.e2e
 
@@ -38,9 +40,16 @@ EXACT_METRICS = {"citation_score", "answer_count", "count_difference", "parse_ra
 SKIP_MESSAGE = "no judge configured"
 
 
-@pytest.fixture(scope="session")
-def scripted_lm(scripted_causal_lm) -> Path:
-    return scripted_causal_lm(SCRIPTED_REPLY)
+@pytest.fixture(scope="module")
+def subject():
+    """The model under evaluation: SCRIPTED_REPLY to every prompt."""
+    with JudgeServer({"default": {"reply": SCRIPTED_REPLY}}) as server:
+        yield server
+
+
+@pytest.fixture
+def score_cli(monkeypatch, capsys) -> ScoreCli:
+    return score_cli_fixture(monkeypatch, capsys)
 
 
 @pytest.fixture(scope="module")
@@ -70,19 +79,21 @@ def _lm_eval(model: list[str], tasks: str, out: Path, env: dict[str, str],
 
 
 @pytest.fixture(scope="module")
-def judged_group_run(scripted_lm, judge_server, tmp_path_factory):
+def judged_group_run(subject, judge_server, tmp_path_factory):
     """One judged lm_eval run of the group (the five settings, condambigqa among them) on
-    the scripted hf model, shared by the tests of the judged scores and of the group: one
-    model load instead of two."""
+    the scripted model, shared by the tests of the judged scores and of the group."""
     tmp = tmp_path_factory.mktemp("judged_group")
     judge_server.reset()
+    subject.reset()
     env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA),
-                         CONDAMBIG_CACHE_DIR=str(tmp / "cache"),
+                         CONDAMBIG_CACHE_DIR=str(tmp / "cache"), OPENAI_API_KEY="subject-key",
                          **_judge_env(judge_server, tmp / "judge.sqlite"))
-    results, samples, log = _lm_eval(["--model", "hf", "--model_args", f"pretrained={scripted_lm}"],
-                                     "condambigqa_all", tmp / "out", env, "--apply_chat_template")
+    results, samples, log = _lm_eval(
+        ["--model", "local-chat-completions", "--model_args",
+         f"model=scripted,base_url={subject.base_url}/chat/completions,tokenizer_backend=None"],
+        "condambigqa_all", tmp / "out", env, "--apply_chat_template")
     return {"results": results, "samples": samples, "log": log, "env": env, "tmp": tmp,
-            "sent": judge_server.stats()["requests"]}
+            "sent": judge_server.stats()["requests"], "generated": subject.stats()["requests"]}
 
 
 def _metrics(task_results: dict) -> dict[str, float]:
@@ -90,13 +101,13 @@ def _metrics(task_results: dict) -> dict[str, float]:
             if k.endswith(",none") and "_stderr" not in k}
 
 
-def _score_cli(outputs: list[dict], tmp: Path, env: dict[str, str]) -> tuple[dict, list[dict]]:
+def _score_cli(outputs: list[dict], tmp: Path, env: dict[str, str],
+               score_cli: ScoreCli) -> tuple[dict, list[dict]]:
     (tmp / "outputs.json").write_text(json.dumps(outputs))
-    result = run_ok([executable("condambig-score"), "condambigqa", "--outputs",
-                   str(tmp / "outputs.json"), "--per-question", str(tmp / "per_question.jsonl")],
-                  env, tmp)
+    result, _ = score_cli(["condambigqa", "--outputs", str(tmp / "outputs.json"),
+                           "--per-question", str(tmp / "per_question.jsonl")], env)
     rows = (tmp / "per_question.jsonl").read_text().splitlines()
-    return json.loads(result.stdout), [json.loads(row) for row in rows]
+    return result, [json.loads(row) for row in rows]
 
 
 def test_lm_eval_without_judge_reports_exact_metrics_and_says_so_once(tmp_path):
@@ -113,11 +124,15 @@ def test_lm_eval_without_judge_reports_exact_metrics_and_says_so_once(tmp_path):
     assert metrics["parse_rate"] == 0.0 and metrics["citation_score"] == 0.0
 
 
-def test_lm_eval_with_judge_matches_condambig_score(judged_group_run, judge_server):
+def test_lm_eval_with_judge_matches_condambig_score(judged_group_run, judge_server, score_cli):
     metrics = _metrics(judged_group_run["results"]["condambigqa"])
     samples, env, tmp = judged_group_run["samples"], judged_group_run["env"], judged_group_run["tmp"]
     assert JUDGE_METRICS | EXACT_METRICS <= set(metrics)
-    assert "<|assistant|>" in samples[0]["arguments"]["gen_args_0"]["arg_0"]  # chat template used
+    # chat template used: the prompt went out as a chat, one generation per sample
+    [chat] = samples[0]["arguments"]["gen_args_0"]["arg_0"]  # lm-eval's JsonChatStr
+    [message] = json.loads(chat)
+    assert message["role"] == "user" and "Question:" in message["content"]
+    assert judged_group_run["generated"] == 5 * len(samples)  # the five settings, --limit 3
     assert SKIP_MESSAGE not in judged_group_run["log"]
     assert metrics["parse_rate"] == 1.0 and metrics["judge_failed"] == 0
     assert metrics["out_of_range_citations"] == 4  # Fragment 9 (x3) and 3 on a 2-fragment question
@@ -125,19 +140,22 @@ def test_lm_eval_with_judge_matches_condambig_score(judged_group_run, judge_serv
 
     outputs = [{"id": s["doc"]["id"], "output": s["resps"][0][0]} for s in samples]
     sent = judge_server.stats()["requests"]
-    summary, _ = _score_cli(outputs, tmp, env)
+    summary, _ = _score_cli(outputs, tmp, env, score_cli)
     for name in JUDGE_METRICS | EXACT_METRICS:
         assert summary["metrics"][name] == pytest.approx(metrics[name]), name
     assert judge_server.stats()["requests"] == sent  # the CLI was served from the cache
 
 
-def test_inspect_with_grader_role_matches_condambig_score(scripted_lm, judge_server, tmp_path):
+def test_inspect_with_grader_role_matches_condambig_score(subject, judge_server, tmp_path,
+                                                          score_cli):
     from inspect_ai.log import read_eval_log
 
     env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA),
                          CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"),
-                         LOOPBACK_BASE_URL=judge_server.base_url, LOOPBACK_API_KEY="test-key")
-    run_ok([executable("inspect"), "eval", "condambig/condambigqa", "--model", f"hf/{scripted_lm}",
+                         LOOPBACK_BASE_URL=judge_server.base_url, LOOPBACK_API_KEY="test-key",
+                         SUBJECT_BASE_URL=subject.base_url, SUBJECT_API_KEY="subject-key")
+    run_ok([executable("inspect"), "eval", "condambig/condambigqa", "--model",
+            "openai-api/subject/scripted",
           "--model-role", "grader=openai-api/loopback/loopback-judge", "--limit", "3",
           "--log-dir", str(tmp_path / "logs"), "--display", "plain"], env, tmp_path)
     log = read_eval_log(glob.glob(f"{tmp_path}/logs/*.eval")[0])
@@ -154,7 +172,7 @@ def test_inspect_with_grader_role_matches_condambig_score(scripted_lm, judge_ser
     outputs = [{"id": str(s.id), "output": s.output.completion} for s in log.samples]
 
     cli_env = {**env, **_judge_env(judge_server, tmp_path / "judge.sqlite")}
-    summary, per_question = _score_cli(outputs, tmp_path, cli_env)
+    summary, per_question = _score_cli(outputs, tmp_path, cli_env, score_cli)
     for name in JUDGE_METRICS | EXACT_METRICS:
         assert summary["metrics"][name] == pytest.approx(reported[name]), name
     for row in per_question:
@@ -194,8 +212,7 @@ def _without_openai_key(env: dict[str, str]) -> dict[str, str]:
 def test_inspect_uses_a_grader_bound_with_task_with(tmp_path):
     """inspect_evals' pattern: the grader role bound on the task, not on the command line.
     The default grader's provider can be built (a key is set, never used): the bound one
-    judges. The model under evaluation is a loopback server giving the scripted reply (the
-    hf route is run by the grader-role test)."""
+    judges. The model under evaluation is a loopback server giving the scripted reply."""
     from inspect_ai.log import read_eval_log
 
     (tmp_path / "graded.py").write_text(GRADED_TASK)

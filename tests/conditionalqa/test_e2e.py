@@ -1,9 +1,11 @@
 """ConditionalQA through the real ``lm_eval``, ``inspect eval`` and ``condambig-score`` commands.
 
-Two models under evaluation: a tiny random Llama (gibberish replies: every metric must still
-be reported, parse failures counted) and a loopback OpenAI-compatible server that replies
-with scripted answers per question (the numbers must equal ``condambig-score`` on the same
-replies). Fixture documents only; ``--limit 3`` for the slow local model.
+Two models under evaluation, both loopback OpenAI-compatible servers (lm-eval's
+``local-chat-completions``, Inspect's ``openai-api``; the ``hf`` route of every task is run by
+tests/real_model/): one spelling each question backwards (junk replies: every metric must
+still be reported, parse failures counted) and one replying with scripted answers per
+question (the numbers must equal ``condambig-score``, run in process through its ``main``, on
+the same replies). Fixture documents only; ``--limit 3`` for the junk model.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from tests.conditionalqa.test_score_cli import RAW_OUTPUTS
 from tests.conftest import FIXTURE_DATA, executable, run_ok, subprocess_env
 from tests.support.headline import assert_headline_first
 from tests.support.judge_server import JudgeServer
+from tests.support.score_in_process import ScoreCli, score_cli_fixture
 
 pytestmark = pytest.mark.e2e
 
@@ -37,6 +40,20 @@ def scripted_server():
     rules = [{"contains": f"Question: {QUESTIONS[qid]}\n", "reply": reply} for qid, reply in RAW_OUTPUTS.items()]
     with JudgeServer({"rules": rules, "default": {"reply": "unscripted prompt"}}) as server:
         yield server
+
+
+@pytest.fixture(scope="module")
+def junk_server():
+    """The junk model: each question spelt backwards (no answer in the asked format)."""
+    rules = [{"contains": f"Question: {question}\n", "reply": question[::-1]}
+             for question in QUESTIONS.values()]
+    with JudgeServer({"rules": rules, "default": {"reply": "unscripted prompt"}}) as server:
+        yield server
+
+
+@pytest.fixture
+def score_cli(monkeypatch, capsys) -> ScoreCli:
+    return score_cli_fixture(monkeypatch, capsys)
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -71,24 +88,24 @@ def _inspect(arguments: list[str], log_dir: Path, env: dict[str, str]) -> tuple[
     return {name: entry["value"] for name, entry in scorer["metrics"].items()}, log
 
 
-def _score_cli(outputs: dict[str, str], tmp: Path, max_document_words: int) -> dict:
+def _score_cli(outputs: dict[str, str], tmp: Path, max_document_words: int,
+               score_cli: ScoreCli) -> dict:
     pred = tmp / "outputs.json"
     pred.write_text(json.dumps([{"id": qid, "output": text} for qid, text in outputs.items()]))
-    result = run_ok([executable("condambig-score"), "conditionalqa", "--pred", str(pred),
-                   "--ref", str(FIXTURE_DATA / "conditionalqa" / "dev.json"),
-                   "--max-document-words", str(max_document_words)], _env(), tmp)
-    return json.loads(result.stdout)
+    result, _ = score_cli(["conditionalqa", "--pred", str(pred),
+                           "--ref", str(FIXTURE_DATA / "conditionalqa" / "dev.json"),
+                           "--max-document-words", str(max_document_words)])
+    return result
 
 
 def _flatten(report: dict) -> dict[str, float | None]:
     return report["metrics"]
 
 
-@pytest.fixture(scope="module")
-def scripted_cli(tmp_path_factory) -> dict[str, float | None]:
-    """``condambig-score`` on the scripted replies (the document at full length): the same
-    command for both scripted runs, so run once for the module."""
-    return _flatten(_score_cli(RAW_OUTPUTS, tmp_path_factory.mktemp("scripted_cli"), 4000))
+@pytest.fixture
+def scripted_cli(tmp_path, score_cli) -> dict[str, float | None]:
+    """``condambig-score`` on the scripted replies (the document at full length)."""
+    return _flatten(_score_cli(RAW_OUTPUTS, tmp_path, 4000, score_cli))
 
 
 def _assert_same(framework: dict[str, float], cli: dict[str, float | None]) -> None:
@@ -100,17 +117,19 @@ def _assert_same(framework: dict[str, float], cli: dict[str, float | None]) -> N
             assert framework[name] == pytest.approx(expected), name
 
 
-def test_lm_eval_tiny_model_reports_everything(tiny_causal_lm, tmp_path):
+def test_lm_eval_junk_model_reports_everything(junk_server, tmp_path, score_cli):
     metrics, samples = _lm_eval(
-        ["--model", "hf", "--model_args", f"pretrained={tiny_causal_lm},dtype=float32", "--device", "cpu",
-         "--limit", "3", "--gen_kwargs", "max_gen_toks=24", "--metadata", '{"max_document_words": 70}'],
-        tmp_path / "out", _env(),
+        ["--model", "local-chat-completions", "--apply_chat_template", "--model_args",
+         f"model=junk,base_url={junk_server.base_url}/chat/completions,tokenizer_backend=None",
+         "--limit", "3", "--metadata", '{"max_document_words": 70}'],
+        tmp_path / "out", _env(OPENAI_API_KEY="test-key"),
     )
     assert set(SCORE_NAMES + COUNT_NAMES) <= set(metrics)
     assert metrics["truncated_documents"] == 3  # the garden document (92 words) is cut at 70
     outputs = {sample["doc"]["id"]: sample["resps"][0][0] for sample in samples}
     assert len(outputs) == 3
-    _assert_same(metrics, _flatten(_score_cli(outputs, tmp_path, 70)))
+    assert metrics["parse_rate"] < 1  # junk: parse failures counted
+    _assert_same(metrics, _flatten(_score_cli(outputs, tmp_path, 70, score_cli)))
 
 
 def test_lm_eval_scripted_model_equals_condambig_score(scripted_server, scripted_cli,
@@ -126,15 +145,17 @@ def test_lm_eval_scripted_model_equals_condambig_score(scripted_server, scripted
     _assert_same(metrics, cli)
 
 
-def test_inspect_tiny_model_reports_everything(tiny_causal_lm, tmp_path):
+def test_inspect_junk_model_reports_everything(junk_server, tmp_path, score_cli):
     metrics, log = _inspect(
-        ["--model", f"hf/{tiny_causal_lm}", "--limit", "3", "-T", "max_document_words=70", "-T", "max_tokens=24"],
-        tmp_path / "logs", _env(),
+        ["--model", "openai-api/subject/junk", "--limit", "3", "-T", "max_document_words=70",
+         "-T", "max_tokens=24"],
+        tmp_path / "logs", _env(SUBJECT_BASE_URL=junk_server.base_url, SUBJECT_API_KEY="test-key"),
     )
     assert set(SCORE_NAMES + COUNT_NAMES) <= set(metrics)
     assert metrics["truncated_documents"] == 3
     outputs = {sample["id"]: sample["output"]["completion"] for sample in log["samples"]}
-    _assert_same(metrics, _flatten(_score_cli(outputs, tmp_path, 70)))
+    assert len(outputs) == 3 and metrics["parse_rate"] < 1  # junk: parse failures counted
+    _assert_same(metrics, _flatten(_score_cli(outputs, tmp_path, 70, score_cli)))
 
 
 def test_inspect_scripted_model_equals_condambig_score(scripted_server, scripted_cli,

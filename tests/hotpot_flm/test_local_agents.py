@@ -32,6 +32,19 @@ from condambig_tasks.hotpot_flm.prompts import downstream_prompt, yes_no_prompt
 from tests.hotpot_flm.conftest import repeater_questions, run_pipeline_now
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread():
+    """Torch on one intra-op thread for this module (restored after), as the subprocess tests
+    get with OMP_NUM_THREADS=1: four xdist workers share two cores, where torch's own thread
+    pool mostly spins. Batched-versus-unbatched equality does not depend on the thread count."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="module")
 def t5_checkpoint(tiny_t5):
     return load_checkpoint(CheckpointSpec(str(tiny_t5), "cpu", "float32"), "agent", "answering_agent")
