@@ -313,7 +313,10 @@ def unpaired_difference(
 
 @dataclass(frozen=True)
 class Units:
-    """The resampling units of a run: their ids (first-seen order) and member samples."""
+    """The resampling units of a run: their ids (sorted) and member samples. Sorted, not in
+    the order the samples came: the draws pick units by position, so the same run read in
+    another order (an lm-eval samples file, an Inspect log, a record) gets the same
+    intervals."""
 
     ids: tuple[str, ...]
     members: tuple[tuple[int, ...], ...]
@@ -326,16 +329,14 @@ class Units:
     def of(cls, benchmark: Benchmark, samples: Sequence[ScoredSample]) -> Units:
         import numpy as np
 
-        index: dict[str, int] = {}
-        members: list[list[int]] = []
-        of_sample = np.empty(len(samples), dtype=np.int64)
+        grouped: dict[str, list[int]] = {}
         for position, sample in enumerate(samples):
-            unit = index.setdefault(str(benchmark.cluster(sample)), len(index))
-            if unit == len(members):
-                members.append([])
-            members[unit].append(position)
-            of_sample[position] = unit
-        return cls(tuple(index), tuple(map(tuple, members)), of_sample)
+            grouped.setdefault(str(benchmark.cluster(sample)), []).append(position)
+        ids = sorted(grouped)
+        of_sample = np.empty(len(samples), dtype=np.int64)
+        for unit, key in enumerate(ids):
+            of_sample[grouped[key]] = unit
+        return cls(tuple(ids), tuple(tuple(grouped[key]) for key in ids), of_sample)
 
     def restricted(self, samples: Sequence[ScoredSample], ids: Sequence[str],
                    ) -> tuple[list[ScoredSample], Units]:

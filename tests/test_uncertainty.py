@@ -155,6 +155,29 @@ def test_samples_of_one_unit_are_resampled_together():
     assert len(Units.of(Toy(), toy_samples(values, units=units))) == 30
 
 
+def test_the_order_of_a_runs_samples_changes_no_estimate():
+    """The same run read in another order (a samples file, a log, a record): every stderr
+    and interval, and an unpaired comparison's, is the same (they once followed the order
+    the samples came in)."""
+    rng = random.Random(5)
+    samples = toy_samples([rng.random() for _ in range(40)], units=[str(i % 13) for i in range(40)])
+    shuffled = samples[:]
+    rng.shuffle(shuffled)
+    def numbers(value) -> list:  # sums in another order may differ in the last bit
+        return pytest.approx([x for x in vars(value).values() if not isinstance(x, str)],
+                             rel=1e-12, abs=1e-15)
+
+    given = uncertainty(Toy(), samples, OPTIONS, False)
+    for name, estimate in uncertainty(Toy(), shuffled, OPTIONS, False).items():
+        assert list(vars(estimate).values()) == numbers(given[name]), name
+    other = toy_samples([rng.random() for _ in range(30)])
+    for metric in ("score", "ratio"):
+        compared = unpaired_difference(Toy(), shuffled, other, OPTIONS, False, metric)
+        reference = unpaired_difference(Toy(), samples, other, OPTIONS, False, metric)
+        assert [x for x in vars(compared).values() if not isinstance(x, str)] == \
+            numbers(reference), metric
+
+
 def test_suite_score_is_the_headline_on_its_scale():
     samples = toy_samples([random.Random(1).random() for _ in range(50)])
     estimates = uncertainty(Toy(), samples, OPTIONS, False)
