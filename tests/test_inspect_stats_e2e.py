@@ -22,6 +22,7 @@ from condambig_tasks.provenance import outputs_sha256
 from condambig_tasks.uncertainty import uncertainty
 from tests.conftest import FIXTURE_DATA, executable, run_ok, subprocess_env
 from tests.support.judge_server import JudgeServer
+from tests.support.score_in_process import ScoreCli, score_cli_fixture
 from tests.test_rescore_logs import AMBIGNQ_REPLY
 
 pytestmark = pytest.mark.e2e
@@ -72,20 +73,9 @@ def _close(framework: float, other: float | None) -> bool:
 
 
 @pytest.fixture
-def score_cli(use_fixture_data, monkeypatch, capsys):
+def score_cli(monkeypatch, capsys) -> ScoreCli:
     """``condambig-score ARGS`` (its ``main``, in process): its JSON and its stderr."""
-    from condambig_tasks.cli import main
-
-    monkeypatch.setenv("CONDAMBIG_OFFLINE", "1")
-
-    def score(arguments: list[str]) -> tuple[dict, str]:
-        capsys.readouterr()
-        code = main(arguments)
-        captured = capsys.readouterr()
-        assert code == 0, captured.err[-3000:]
-        return json.loads(captured.out), captured.err
-
-    return score
+    return score_cli_fixture(monkeypatch, capsys)
 
 
 def test_the_log_has_the_stderr_of_every_metric_from_its_samples(logs):
