@@ -5,8 +5,7 @@ One entry point per question a front end asks:
 * :func:`uncertainty` — ``{metric: Estimate(stderr, ci95_low, ci95_high)}`` for everything
   :func:`~condambig_tasks.benchmark.reported_values` reports;
 * :func:`compare` — Δ (B − A) of one metric with its 95 % interval and a two-sided p-value,
-  paired when both runs cover the same units (:func:`paired_difference`), else unpaired
-  (:func:`unpaired_difference`).
+  paired when both runs cover the same units, else unpaired.
 
 The unit resampled is the benchmark's :attr:`~condambig_tasks.benchmark.Benchmark.resampling_unit`
 (:meth:`~condambig_tasks.benchmark.Benchmark.cluster` maps a sample to it): samples of one
@@ -163,14 +162,6 @@ class Comparison:
     resamples: int
     undefined_resamples: int = 0  # resamples where Δ is undefined on either side (left out)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"metric": self.metric, "delta": self.delta,
-                "ci95": None if self.ci95_low is None else [self.ci95_low, self.ci95_high],
-                "p_value": self.p_value, "paired": self.paired,
-                "shared_units": self.shared_units, "units_a": self.units_a,
-                "units_b": self.units_b, "resamples": self.resamples,
-                "undefined_resamples": self.undefined_resamples}
-
 
 # ---------------------------------------------------------------------- entry points
 
@@ -244,58 +235,22 @@ def describe(benchmark: Benchmark, samples: Sequence[ScoredSample], resamples: i
 def compare(
     benchmark: Benchmark, samples_a: Sequence[ScoredSample], samples_b: Sequence[ScoredSample],
     options: Any, judged: bool, metric: str, *, resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
+    seed: int = DEFAULT_SEED, pair: bool = True,
 ) -> Comparison:
-    """Paired when both runs cover the same units, unpaired otherwise (different item sets:
-    a paired comparison would have to drop the units only one run has)."""
-    ids_a = set(Units.of(benchmark, samples_a).ids)
-    ids_b = set(Units.of(benchmark, samples_b).ids)
-    compare_runs = paired_difference if ids_a == ids_b else unpaired_difference
-    return compare_runs(benchmark, samples_a, samples_b, options, judged, metric,
-                        resamples=resamples, seed=seed)
-
-
-def paired_difference(
-    benchmark: Benchmark, samples_a: Sequence[ScoredSample], samples_b: Sequence[ScoredSample],
-    options: Any, judged: bool, metric: str, *, resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-) -> Comparison:
-    """Δ on the units both runs have, each resample drawing the same units in both runs
-    (the paired bootstrap of Koehn, 2004)."""
+    """Paired when both runs cover the same units (and ``pair``): each resample draws the
+    same units in both runs (the paired bootstrap of Koehn, 2004). Otherwise unpaired, each
+    run resampled on its own units (different item sets: a paired comparison would have to
+    drop the units only one run has)."""
     import numpy as np
 
     _check_resamples(resamples)
     units_a, units_b = Units.of(benchmark, samples_a), Units.of(benchmark, samples_b)
-    shared = sorted(set(units_a.ids) & set(units_b.ids))
-    run_a, run_b = units_a.restricted(samples_a, shared), units_b.restricted(samples_b, shared)
-    delta = _point_delta(benchmark, run_a[0], run_b[0], options, judged, metric)
-    differences = np.full(resamples, np.nan)
-    if delta is not None and len(shared) >= 2:
-        a = _Resampler(benchmark, *run_a, options, judged, [metric])
-        b = _Resampler(benchmark, *run_b, options, judged, [metric])
-        start = 0
-        for draws in _draws(len(shared), resamples, np.random.default_rng(seed)):
-            block = slice(start, start + len(draws))
-            differences[block] = b.values(draws)[metric] - a.values(draws)[metric]
-            start += len(draws)
-    return _comparison(metric, delta, differences, True, len(shared), len(units_a),
-                       len(units_b), resamples)
-
-
-def unpaired_difference(
-    benchmark: Benchmark, samples_a: Sequence[ScoredSample], samples_b: Sequence[ScoredSample],
-    options: Any, judged: bool, metric: str, *, resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-) -> Comparison:
-    """Δ of the two whole runs, each resampled independently on its own units."""
-    import numpy as np
-
-    _check_resamples(resamples)
-    units_a, units_b = Units.of(benchmark, samples_a), Units.of(benchmark, samples_b)
+    paired = pair and units_a.ids == units_b.ids
     delta = _point_delta(benchmark, samples_a, samples_b, options, judged, metric)
     differences = np.full(resamples, np.nan)
     if delta is not None and min(len(units_a), len(units_b)) >= 2:
-        streams = np.random.SeedSequence(seed).spawn(2)
+        # paired: the same seed draws the same unit positions (the ids are sorted) in both
+        streams = [seed, seed] if paired else np.random.SeedSequence(seed).spawn(2)
         sides = []
         for run, units, stream in ((samples_a, units_a, streams[0]),
                                    (samples_b, units_b, streams[1])):
@@ -304,7 +259,7 @@ def unpaired_difference(
                                               np.random.default_rng(stream)))[metric])
         differences = sides[1] - sides[0]
     shared = len(set(units_a.ids) & set(units_b.ids))
-    return _comparison(metric, delta, differences, False, shared, len(units_a), len(units_b),
+    return _comparison(metric, delta, differences, paired, shared, len(units_a), len(units_b),
                        resamples)
 
 
@@ -337,21 +292,6 @@ class Units:
         for unit, key in enumerate(ids):
             of_sample[grouped[key]] = unit
         return cls(tuple(ids), tuple(tuple(grouped[key]) for key in ids), of_sample)
-
-    def restricted(self, samples: Sequence[ScoredSample], ids: Sequence[str],
-                   ) -> tuple[list[ScoredSample], Units]:
-        """The samples of the units ``ids`` (in that order) and their units."""
-        import numpy as np
-
-        where = {unit: position for position, unit in enumerate(self.ids)}
-        kept = [samples[i] for unit in ids for i in self.members[where[unit]]]
-        members, of_sample, start = [], [], 0
-        for position, unit in enumerate(ids):
-            size = len(self.members[where[unit]])
-            members.append(tuple(range(start, start + size)))
-            of_sample.extend([position] * size)
-            start += size
-        return kept, Units(tuple(ids), tuple(members), np.asarray(of_sample, dtype=np.int64))
 
 
 def _draws(units: int, resamples: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
@@ -575,4 +515,4 @@ def _comparison(metric: str, delta: float | None, differences: np.ndarray, paire
 
 __all__ = ["DEFAULT_RESAMPLES", "DEFAULT_SEED", "NO_ESTIMATE", "Comparison",
            "CorpusStatistics", "Estimate", "Units", "compare", "describe", "estimates_json",
-           "paired_difference", "uncertainty", "unpaired_difference"]
+           "uncertainty"]

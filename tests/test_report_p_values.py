@@ -8,7 +8,7 @@ import random
 from condambig_tasks import registry
 from condambig_tasks.benchmark import ScoredSample
 from condambig_tasks.report.tables import p_value_text
-from condambig_tasks.uncertainty import Comparison, paired_difference
+from condambig_tasks.uncertainty import Comparison, compare
 
 
 def _comparison(p_value: float | None, resamples: int = 1000,
@@ -37,6 +37,6 @@ def test_a_consistent_gain_reaches_the_floor():
     base = [rng.random() * 0.5 for _ in range(60)]
     a = [ScoredSample(f"q{i}", {"f1_answer_all": value}) for i, value in enumerate(base)]
     b = [ScoredSample(f"q{i}", {"f1_answer_all": value + 0.3}) for i, value in enumerate(base)]
-    result = paired_difference(benchmark, a, b, options, False, "f1_answer_all")
+    result = compare(benchmark, a, b, options, False, "f1_answer_all")
     assert result.p_value == 2 / 1001
     assert p_value_text(result) == "< 0.002"

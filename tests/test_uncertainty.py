@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import random
@@ -30,9 +31,7 @@ from condambig_tasks.uncertainty import (
     _Resampler,
     compare,
     estimates_json,
-    paired_difference,
     uncertainty,
-    unpaired_difference,
 )
 from tests.abg_coqa.scripted_outputs import RAW_OUTPUTS
 from tests.conftest import FIXTURE_DATA
@@ -172,8 +171,8 @@ def test_the_order_of_a_runs_samples_changes_no_estimate():
         assert list(vars(estimate).values()) == numbers(given[name]), name
     other = toy_samples([rng.random() for _ in range(30)])
     for metric in ("score", "ratio"):
-        compared = unpaired_difference(Toy(), shuffled, other, OPTIONS, False, metric)
-        reference = unpaired_difference(Toy(), samples, other, OPTIONS, False, metric)
+        compared = compare(Toy(), shuffled, other, OPTIONS, False, metric)
+        reference = compare(Toy(), samples, other, OPTIONS, False, metric)
         assert [x for x in vars(compared).values() if not isinstance(x, str)] == \
             numbers(reference), metric
 
@@ -217,8 +216,7 @@ def test_resamples_where_a_metric_is_undefined_are_left_out():
 def test_identical_runs_differ_by_zero_with_p_one():
     samples = toy_samples([random.Random(2).random() for _ in range(40)])
     for metric in ("ratio", "score", "suite_score"):
-        result = paired_difference(Toy(), samples, list(samples), OPTIONS, False, metric,
-                                   resamples=300)
+        result = compare(Toy(), samples, list(samples), OPTIONS, False, metric, resamples=300)
         assert (result.delta, result.ci95_low, result.ci95_high, result.p_value) == \
             (0.0, 0.0, 0.0, 1.0)
         assert result.paired and result.shared_units == 40
@@ -230,12 +228,12 @@ def test_paired_comparison_sees_a_consistent_gain_the_unpaired_one_hides():
     a = toy_samples(base)
     b = toy_samples([min(1.0, v + 0.02) for v in base])
     paired = compare(Toy(), a, b, OPTIONS, False, "score", resamples=1000)
-    unpaired = unpaired_difference(Toy(), a, b, OPTIONS, False, "score", resamples=1000)
+    unpaired = compare(Toy(), a, b, OPTIONS, False, "score", resamples=1000, pair=False)
     assert paired.paired and not unpaired.paired
     assert paired.delta == pytest.approx(unpaired.delta) and paired.delta > 0
     assert 0 < paired.ci95_low and paired.p_value < 0.01
     assert unpaired.ci95_low < 0 < unpaired.ci95_high and unpaired.p_value > 0.5
-    json.dumps(paired.to_json(), allow_nan=False)
+    json.dumps(dataclasses.asdict(paired), allow_nan=False)
 
 
 def test_runs_on_different_items_are_compared_unpaired_and_the_overlap_is_counted():
@@ -243,8 +241,7 @@ def test_runs_on_different_items_are_compared_unpaired_and_the_overlap_is_counte
     b = toy_samples([0.1 * i for i in range(12)])
     result = compare(Toy(), a, b, OPTIONS, False, "score", resamples=200)
     assert not result.paired and (result.units_a, result.units_b) == (10, 12)
-    paired = paired_difference(Toy(), a, b, OPTIONS, False, "score", resamples=200)
-    assert paired.shared_units == 10 and paired.delta == 0.0
+    assert result.shared_units == 10
 
 
 # ---------------------------------------------------------------------- fast paths
