@@ -987,7 +987,7 @@ def test_runs_scored_with_different_options_are_not_paired():
     from types import SimpleNamespace
 
     from condambig_tasks.benchmark import ScoredSample
-    from condambig_tasks.report.stats import ALL, RunUncertainty, Settings, pair_rows
+    from condambig_tasks.report.stats import ALL, RunUncertainty, Settings, pair_plan, pair_row
     from condambig_tasks.run_logs import ScoredRun
 
     benchmark = registry.get("condambigqa")
@@ -999,7 +999,8 @@ def test_runs_scored_with_different_options_are_not_paired():
     run = _run_of("condambigqa", "m", {"citation_score": 0.375})
     section = SimpleNamespace(benchmark="condambigqa", runs=[run, run, run],
                               uncertainty=[scored(), scored(), scored(max_conditions=3)])
-    rows = pair_rows(section, Settings(resamples=50, seed=1, pairs=ALL))
+    settings = Settings(resamples=50, seed=1, pairs=ALL)
+    rows = [pair_row(section, a, b, settings) for a, b in pair_plan(section, settings)[0]]
     assert [(row.a, row.b) for row in rows] == [(0, 1), (0, 2), (1, 2)]
     assert rows[0].comparison is not None and rows[0].comparison.delta == 0
     assert [row.reason for row in rows[1:]] == ["the runs were scored with different options"] * 2

@@ -24,7 +24,7 @@ from pathlib import Path
 from condambig_tasks import registry
 from condambig_tasks.errors import ConfigurationError
 from condambig_tasks.report.scales import axis_label, spec_scale
-from condambig_tasks.report.sections import Section, run_key, run_label, told_apart, with_extra
+from condambig_tasks.report.sections import Section, run_names
 
 DPI = 100
 WIDTH_PX, HEIGHT_PX = 1000, 500
@@ -36,16 +36,12 @@ TITLE_WIDTH = 60  # characters per line of a panel title (two lines at most)
 @dataclass(frozen=True)
 class Bars:
     """One bar series: a label, one value per group (None: no value), hatched when a
-    paper's; ``ours``: a run's series, whose missing values are shown as such."""
+    paper's; a run's series (not ``paper``) shows its missing values as such."""
 
     label: str
     values: Sequence[float | None]
     paper: bool = False
     intervals: Sequence[tuple[float, float] | None] = ()  # per group: the 95 % interval
-
-    @property
-    def ours(self) -> bool:
-        return not self.paper
 
 
 @dataclass(frozen=True)
@@ -140,14 +136,16 @@ def _draw_panel(axis, panel: Panel, colours: Mapping[str, object],
     # per group, the series that have a slot there (a value, or a run's missing value)
     # share the group's width, centred
     slots = [[n for n, series in enumerate(panel.series)
-              if series.values[g] is not None or series.ours]
+              if series.values[g] is not None or not series.paper]
              for g in range(len(panel.groups))]
     width = 0.8 / max([len(s) for s in slots] + [1])
     top = max([abs(v) for s in panel.series for v in s.values if v is not None]
               + [abs(x) for s in panel.series for i in s.intervals if i for x in i] + [1e-9])
     for number, series in enumerate(panel.series):
         placed = [g for g in range(len(panel.groups)) if number in slots[g]]
-        positions = [_position(g, slots[g].index(number), len(slots[g]), width) for g in placed]
+        # the centre of the series' bar among the group's slots
+        positions = [g + (slots[g].index(number) - (len(slots[g]) - 1) / 2) * width
+                     for g in placed]
         heights = [series.values[g] or 0.0 for g in placed]
         handle = axis.bar(positions, heights, width, color=colours[series.label],
                           edgecolor="black", linewidth=0.4, label=series.label,
@@ -190,7 +188,7 @@ def section_panels(section: Section) -> list[Panel]:
         if spec.plot:
             metrics = panels.setdefault((spec.figure, spec_scale(spec)), [])
             metrics += [spec.name] if spec.name in reported else []
-    labels = _run_labels(section)
+    labels = run_names(section.runs, short=True)
     intervals = [estimates.ci95 for estimates in section.uncertainty] or \
         [{} for _ in section.runs]
     result = []
@@ -213,14 +211,6 @@ def section_panels(section: Section) -> list[Panel]:
                               TITLE_WIDTH)
         result.append(Panel(title, metrics, series, axis_label(scale)))
     return result
-
-
-def _run_labels(section: Section) -> list[str]:
-    """One label per run; runs that would share one (same model and framework) are told
-    apart (:func:`~condambig_tasks.report.sections.told_apart`)."""
-    extras = told_apart(section.runs, run_key)
-    return [with_extra(run_label(run), extra)
-            for run, extra in zip(section.runs, extras, strict=True)]
 
 
 def make_figures(sections: Sequence[Section], folder: Path) -> tuple[dict[str, Path],
@@ -256,8 +246,3 @@ def _error_bars(axis, series: Bars, placed: Sequence[int],
     above = [max(high - y, 0.0) for y, (_, high) in zip(ys, intervals, strict=True)]
     axis.errorbar(xs, ys, yerr=[below, above], fmt="none", ecolor="black", elinewidth=0.8,
                   capsize=2)
-
-
-def _position(group: int, slot: int, slots: int, width: float) -> float:
-    """The centre of bar ``slot`` of ``slots`` bars in ``group``."""
-    return group + (slot - (slots - 1) / 2) * width

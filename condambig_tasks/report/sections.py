@@ -71,10 +71,28 @@ def framework_label(run: RunResult) -> str:
     return FRAMEWORK_LABELS.get(run.framework, run.framework)
 
 
-def run_label(run: RunResult) -> str:
-    """A short label for a run in a figure: the model's last path part and the front end."""
-    name = run.model.strip().rstrip("/").split("/")[-1] or run.model
-    return f"{name} ({framework_label(run)})"
+def run_names(runs: Sequence[RunResult], short: bool = False) -> list[str]:
+    """Per run, as the paired table and the notes name it, ``model (framework[, what tells
+    it apart])``; ``short``, as a figure labels its bar: ``<model's last path part>
+    (framework)[, what tells it apart]``."""
+    names = []
+    for run, extra in zip(runs, told_apart(runs, lambda run: (run.model, run.framework)),
+                          strict=True):
+        if short:
+            name = run.model.strip().rstrip("/").split("/")[-1] or run.model
+            names.append(with_extra(f"{name} ({framework_label(run)})", extra))
+        else:
+            names.append(f"{run.model} ({with_extra(framework_label(run), extra)})")
+    return names
+
+
+def row_heads(runs: Sequence[RunResult]) -> list[list[str]]:
+    """Per run, what a table row shows before its numbers: model, framework (and what tells
+    it from a run with the same model, framework and n), n."""
+    extras = told_apart(runs, lambda run: (run.model, run.framework, run.n))
+    return [[run.model, with_extra(framework_label(run), extra),
+             "—" if run.n is None else str(run.n)]
+            for run, extra in zip(runs, extras, strict=True)]
 
 
 def told_apart(runs: Sequence[RunResult],
@@ -105,15 +123,6 @@ def told_apart(runs: Sequence[RunResult],
         for index, extra in zip(members, tell, strict=True):
             extras[index] = extra
     return extras
-
-
-def run_key(run: RunResult) -> tuple[str, str]:
-    return run.model, run.framework
-
-
-def row_key(run: RunResult) -> tuple[str, str, int | None]:
-    """What a table row shows of a run before its numbers: model, framework, n."""
-    return run.model, run.framework, run.n
 
 
 def with_extra(text: str, extra: str) -> str:

@@ -86,22 +86,20 @@ def attach_statistics(sections: Sequence[Section], settings: Settings) -> None:
     for section in sections:
         plan, section.pairing = pair_plan(section, settings)
         by_later: dict[int, list[tuple[int, int]]] = defaultdict(list)
-        last_use: dict[int, int] = {}
-        for pair in plan:
+        last_use = list(range(len(section.runs)))  # the run after which a run is let go
+        for pair in plan:  # computed once both runs are read: after the later one
             by_later[max(pair)].append(pair)
             for index in pair:
-                last_use[index] = max(last_use.get(index, -1), max(pair))
-        expiring: dict[int, list[int]] = defaultdict(list)
-        for index, last in last_use.items():
-            expiring[last].append(index)
+                last_use[index] = max(last_use[index], *pair)
         rows: dict[tuple[int, int], PairRow] = {}
         section.uncertainty = []
         for index, run in enumerate(section.runs):
             section.uncertainty.append(run_uncertainty(run, settings))
             for a, b in by_later[index]:
                 rows[(a, b)] = pair_row(section, a, b, settings)
-            for done in expiring[index] + ([] if index in last_use else [index]):
-                section.uncertainty[done] = _without_samples(section.uncertainty[done])
+            for done in {index, *(i for pair in by_later[index] for i in pair)}:
+                if last_use[done] == index:
+                    section.uncertainty[done] = _without_samples(section.uncertainty[done])
         section.pairs = [rows[pair] for pair in plan]
 
 
@@ -171,11 +169,6 @@ def run_uncertainty(run: RunResult, settings: Settings) -> RunUncertainty:
     return result
 
 
-def pair_rows(section: Section, settings: Settings) -> list[PairRow]:
-    """The planned pairs (:func:`pair_plan`) of a section whose ``uncertainty`` is filled."""
-    return [pair_row(section, a, b, settings) for a, b in pair_plan(section, settings)[0]]
-
-
 def pair_row(section: Section, a: int, b: int, settings: Settings) -> PairRow:
     """Δ (B − A) of runs ``a`` and ``b``'s headline, or why there is none."""
     benchmark = registry.get(section.benchmark)
@@ -212,26 +205,18 @@ def pair_row(section: Section, a: int, b: int, settings: Settings) -> PairRow:
 def judge_difference(first: RunResult, second: RunResult) -> str | None:
     """Why two judged runs are not paired: their judges differ (a Δ would then be the
     judges' difference, not the runs'); None when both have one judge or neither is
-    judged."""
-    if first.judge is None or second.judge is None:
-        return None  # one judged, one not: no common headline (said so below)
-    if judge_identity(first) == judge_identity(second):
-        return None
-    return (f"not paired: judged by different judges (A: {judge_label(first)}; B: "
-            f"{judge_label(second)}); a Δ would be the judges' difference, not the runs'")
-
-
-def judge_identity(run: RunResult) -> tuple[str, str]:
-    """The judge model (an Inspect ``openai/`` prefix dropped) and the endpoint it
-    answered at, written one way."""
+    judged. A judge is its model (an Inspect ``openai/`` prefix dropped) and the endpoint
+    it answered at, written one way."""
     from condambig_metrics.judge import normalized_base_url
 
-    return (str(run.judge).removeprefix("openai/"), normalized_base_url(run.judge_base_url))
-
-
-def judge_label(run: RunResult) -> str:
-    model, endpoint = judge_identity(run)
-    return f"{model} at {endpoint}"
+    if first.judge is None or second.judge is None:
+        return None  # one judged, one not: no common headline (said so below)
+    a, b = (f"{str(run.judge).removeprefix('openai/')} at "
+            f"{normalized_base_url(run.judge_base_url)}" for run in (first, second))
+    if a == b:
+        return None
+    return (f"not paired: judged by different judges (A: {a}; B: {b}); a Δ would be the "
+            "judges' difference, not the runs'")
 
 
 def withheld_headline(first: RunResult, second: RunResult, metric: str) -> str | None:

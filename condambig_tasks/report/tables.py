@@ -7,7 +7,7 @@ it), *The paper's rows* (every published number for the task, ``*`` = not the sa
 quantity, never subtracted), *All metrics of our runs* (value ± standard error) and, with
 two or more runs, *Paired comparison* (Δ headline B − A, its 95 % interval and p-value per
 pair of runs). Column headers name the scale: ``(0–1)``, ``(%)`` or ``(count)``. Runs that
-would print as the same row are told apart (:func:`~condambig_tasks.report.sections.told_apart`).
+would print as the same row are told apart (:func:`~condambig_tasks.report.sections.row_heads`).
 """
 
 from __future__ import annotations
@@ -21,16 +21,9 @@ from condambig_tasks import registry
 from condambig_tasks.errors import ConfigurationError
 from condambig_tasks.report.paper import PaperData, PaperEntry, short_model_name
 from condambig_tasks.report.scales import FRACTION, PERCENT, format_value, header, metric_scale
-from condambig_tasks.report.sections import (
-    Section,
-    framework_label,
-    row_key,
-    run_key,
-    told_apart,
-    with_extra,
-)
+from condambig_tasks.report.sections import Section, row_heads, run_names
 from condambig_tasks.report.stats import COMPUTED, NORMAL, Settings
-from condambig_tasks.run_logs import CLI, RunResult, RunResults
+from condambig_tasks.run_logs import CLI, RunResults
 from condambig_tasks.uncertainty import Comparison
 
 NOT_SAME = "*"
@@ -114,7 +107,7 @@ def comparison_table(section: Section) -> list[str]:
                 "quantity as ours (see the paper's rows and notes)."]
     columns = ["Model", "Run", "n", "Paper model", "Metric", "Ours", "Paper",
                "Δ (ours − paper)", "Paper source"]
-    extras = told_apart(section.runs, row_key)
+    heads = row_heads(section.runs)
     rows, compared = [], set()
     for index, (run, paper_model) in enumerate(zip(section.runs, section.matched, strict=True)):
         for metric in metrics:
@@ -123,8 +116,7 @@ def comparison_table(section: Section) -> list[str]:
             if entry is None or ours is None:
                 continue
             compared.add(metric)
-            rows.append([run.model, with_extra(framework_label(run), extras[index]),
-                         _count(run.n), paper_model, header(section.benchmark, metric),
+            rows.append([*heads[index], paper_model, header(section.benchmark, metric),
                          value_cell(section, index, metric), paper_text(entry),
                          format_value(ours - entry.value, section.benchmark, metric,
                                       signed=True), entry.where])
@@ -172,26 +164,16 @@ def all_metrics_table(section: Section) -> list[str]:
     """Every metric of every run, ``value ± se`` where there is a standard error."""
     metrics = section.metrics()
     columns = ["Model", "Run", "n", *(header(section.benchmark, m) for m in metrics)]
-    extras = told_apart(section.runs, row_key)
-    rows = []
-    for index, run in enumerate(section.runs):
-        cells = [value_cell(section, index, metric) for metric in metrics]
-        rows.append([run.model, with_extra(framework_label(run), extras[index]),
-                     _count(run.n), *cells])
+    rows = [[*head, *(value_cell(section, index, metric) for metric in metrics)]
+            for index, head in enumerate(row_heads(section.runs))]
     return _table(columns, rows)
-
-
-def run_name(run: RunResult, extra: str) -> str:
-    """A run as the paired table names it: model (framework[, what tells it apart])."""
-    return f"{run.model} ({with_extra(framework_label(run), extra)})"
 
 
 def paired_table(section: Section, settings: Settings | None) -> list[str]:
     """Per pair of runs (A before B): Δ headline = B − A, its 95 % interval and p-value."""
     if not section.pairs:
         return ["Paired comparison: not computed (--bootstrap-resamples 0)."]
-    extras = told_apart(section.runs, run_key)
-    names = [run_name(run, extra) for run, extra in zip(section.runs, extras, strict=True)]
+    names = run_names(section.runs)
     columns = ["A", "B", "Metric", "Δ (B − A)", "95 % interval", "p-value", "Items"]
     rows = []
     for pair in section.pairs:
@@ -242,9 +224,8 @@ def data_notes(section: Section) -> list[str]:
     (a local file of another release, a partial copy): said once per kind of data, with
     the runs, so that an option such as ``release=2k`` is not taken for the data read."""
     benchmark = registry.get(section.benchmark)
-    extras = told_apart(section.runs, run_key)
     groups: dict[tuple, list[str]] = {}
-    for run, extra in zip(section.runs, extras, strict=True):
+    for run, name in zip(section.runs, run_names(section.runs), strict=True):
         if run.data_records is None:
             continue
         try:
@@ -254,7 +235,7 @@ def data_notes(section: Section) -> list[str]:
             continue
         if expected is not None and expected != run.data_records:
             key = (run.data_records, run.data_sources, expected)
-            groups.setdefault(key, []).append(run_name(run, extra))
+            groups.setdefault(key, []).append(name)
     lines = []
     for (records, sources, expected), names in groups.items():
         read = f"{records:,} records" + (f" ({', '.join(sources)})" if sources else "")
@@ -266,13 +247,9 @@ def data_notes(section: Section) -> list[str]:
 def uncertainty_notes(section: Section) -> list[str]:
     """Where each run's ± comes from, and why a run has none."""
     lines = []
-    extras = told_apart(section.runs, run_key)
     unit = registry.get(section.benchmark).resampling_unit
-    for index, run in enumerate(section.runs):
-        if not section.uncertainty:
-            break
-        estimates = section.uncertainty[index]
-        name = run_name(run, extras[index])
+    for run, name, estimates in zip(section.runs, run_names(section.runs),
+                                    section.uncertainty, strict=False):
         sources = set(estimates.source.values())
         if COMPUTED in sources:
             lines.append(f"- ± of {name}: {COMPUTED_MARK} computed from its per-sample scores "
@@ -318,15 +295,14 @@ def _sources(sections: Sequence[Section]) -> list[str]:
     columns = ["Model", "Run", "Task", "n", "Options", "Judge", "File"]
     rows = []
     for section in sections:
-        extras = told_apart(section.runs, row_key)
-        for run, extra in zip(section.runs, extras, strict=True):
+        for run, (model, label, n) in zip(section.runs, row_heads(section.runs), strict=True):
             options = ", ".join(f"{k}={v}" for k, v in sorted(run.options.items())
                                 if v is not None)
             source = str(run.source) + (f" + {run.per_sample}" if run.per_sample
                                         and run.per_sample != run.source
                                         and run.framework == CLI else "")
-            rows.append([run.model, with_extra(framework_label(run), extra), f"`{run.task}`",
-                         _count(run.n), options or "—", run.judge or "—", source])
+            rows.append([model, label, f"`{run.task}`", n, options or "—", run.judge or "—",
+                         source])
     return ["## Sources", "", *_table(columns, rows), ""]
 
 
@@ -348,10 +324,6 @@ def paper_text(entry: PaperEntry) -> str:
     if metric_scale(entry.benchmark, entry.metric) == FRACTION and entry.scale == PERCENT:
         digits += 2
     return f"{entry.value:.{digits}f}"
-
-
-def _count(n: int | None) -> str:
-    return "—" if n is None else str(n)
 
 
 def _title(benchmark: str) -> str:
