@@ -19,12 +19,8 @@ check).
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import enum
 import re
 import sys
-import types
-import typing
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -39,6 +35,7 @@ from condambig_tasks.benchmark import (
     metric_spec,
     uses_judge,
 )
+from condambig_tasks.options import option_specs
 from condambig_tasks.register import INSPECT_PREFIX, InspectTask, inspect_tasks
 from condambig_tasks.report.scales import COUNT, FRACTION, PERCENT, spec_scale
 
@@ -84,13 +81,6 @@ def inspect_command(benchmark: Benchmark, variant: Variant,
     return " ".join([INSPECT_PREFIX + task.name, *arguments])
 
 
-def headlines(benchmark: Benchmark, variant: Variant) -> tuple[str | None, str | None]:
-    """The variant's headline metric with a judge and without one."""
-    options = benchmark.options(dict(variant.options))
-    return (headline_metric(benchmark, options, judged=True),
-            headline_metric(benchmark, options, judged=False))
-
-
 # ---------------------------------------------------------------- rendering
 def _plain(value: Any) -> str:
     value = getattr(value, "value", value)
@@ -118,7 +108,7 @@ def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
 _SCALE_NAMES = {FRACTION: "0–1", PERCENT: "0–100", COUNT: "count"}
 
 
-def _scale(benchmark: Benchmark, spec: MetricSpec) -> str:
+def _scale(spec: MetricSpec) -> str:
     """The report's scale of the metric, from its spec."""
     return _SCALE_NAMES[spec_scale(spec)]
 
@@ -147,7 +137,7 @@ def _generation(variant: Variant) -> str:
 def _headline(benchmark: Benchmark, metric: str | None) -> str:
     if metric is None:
         return "none"
-    return f"{_code(metric)} ({_scale(benchmark, metric_spec(benchmark, metric))})"
+    return f"{_code(metric)} ({_scale(metric_spec(benchmark, metric))})"
 
 
 def render_task_list(benchmarks: Sequence[Benchmark], inspect_tasks: Sequence[InspectTask],
@@ -177,7 +167,9 @@ def render_tasks(benchmarks: Sequence[Benchmark], inspect_tasks: Sequence[Inspec
     rows = []
     for benchmark in benchmarks:
         for variant in benchmark.variants:
-            judged, judge_free = headlines(benchmark, variant)
+            options = benchmark.options(dict(variant.options))
+            judged = headline_metric(benchmark, options, judged=True)
+            judge_free = headline_metric(benchmark, options, judged=False)
             headline = _headline(benchmark, judged)
             if uses_judge(benchmark) and judge_free != judged:
                 headline += "; without a judge " + _headline(benchmark, judge_free)
@@ -198,7 +190,7 @@ def render_tasks(benchmarks: Sequence[Benchmark], inspect_tasks: Sequence[Inspec
 def render_metrics(benchmark: Benchmark) -> str:
     """One benchmark's metrics in spec order: aggregation, direction, judge, scale."""
     rows = [[_code(spec.name), spec.aggregation, _direction(spec), "yes" if spec.judge else "",
-             _scale(benchmark, spec), spec.description] for spec in benchmark.metric_specs]
+             _scale(spec), spec.description] for spec in benchmark.metric_specs]
     order = ", then ".join(_code(name) for name in benchmark.headline_metrics)
     if len(benchmark.headline_metrics) > 1:
         headline = f"Headline: the first of {order} that the run reports."
@@ -208,42 +200,24 @@ def render_metrics(benchmark: Benchmark) -> str:
         ["metric", "aggregation", "direction", "judge", "scale", "description"], rows)
 
 
-def _type_name(annotation: Any) -> tuple[str, list[str]]:
-    """A readable type and the values its type allows (Enum members, Literal arguments)."""
-    args = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
-    optional = type(None) in typing.get_args(annotation)
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(args) == 1:
-        name, allowed = _type_name(args[0])
-        return f"{name} or none" if optional else name, allowed
-    if typing.get_origin(annotation) is typing.Literal:
-        return "text", [_plain(arg) for arg in typing.get_args(annotation)]
-    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
-        return "text", [_plain(member) for member in annotation]
-    names = {bool: "boolean", int: "integer", float: "number", str: "text"}
-    allowed = ["true", "false"] if annotation is bool else []
-    return names.get(annotation, getattr(annotation, "__name__", str(annotation))), allowed
-
-
-def _default(field: dataclasses.Field) -> Any:
-    if field.default is not dataclasses.MISSING:
-        return field.default
-    if field.default_factory is not dataclasses.MISSING:
-        return field.default_factory()
-    return None
+_TYPE_NAMES = {bool: "boolean", int: "integer", float: "number", str: "text"}
 
 
 def render_options(benchmark: Benchmark) -> str:
-    """One benchmark's options: type, default, allowed values and help, from its dataclass."""
-    hints = typing.get_type_hints(benchmark.options_type)
+    """One benchmark's options: type, default, allowed values and help
+    (:func:`~condambig_tasks.options.option_specs`, as every front end reads them)."""
     rows = []
-    for field in dataclasses.fields(benchmark.options_type):
-        if not field.init:
-            continue
-        name, allowed = _type_name(hints[field.name])
-        allowed = [_plain(value) for value in field.metadata.get("choices") or allowed]
-        rows.append([_code(field.name), name, _code(_default(field)),
-                     ", ".join(_code(value) for value in allowed),
-                     field.metadata.get("help", "")])
+    for option in option_specs(benchmark.options_type):
+        kind, allowed = option.kind, option.allowed
+        name = "text" if allowed is not None else _TYPE_NAMES.get(
+            kind, getattr(kind, "__name__", str(kind)))
+        if option.optional:
+            name += " or none"
+        if kind is bool:
+            allowed = (True, False)
+        rows.append([_code(option.name), name,
+                     _code(option.default_value),
+                     ", ".join(_code(value) for value in allowed or ()), option.help])
     return _table(["option", "type", "default", "allowed values", "help"], rows)
 
 
@@ -287,20 +261,15 @@ def render_changelog(document: str, root: Path) -> str:
 
 
 # ---------------------------------------------------------------- documents
-def renderers(benchmarks: Sequence[Benchmark], inspect_tasks: Sequence[InspectTask],
-              document: str, root: Path = ROOT) -> dict[str, Callable[[], str]]:
-    return {
+def update(text: str, document: str, benchmarks: Sequence[Benchmark],
+           inspect_tasks: Sequence[InspectTask], root: Path = ROOT) -> str:
+    """The document with every generated block rendered again (the rest unchanged)."""
+    render: dict[str, Callable[[], str]] = {
         "task-list": lambda: render_task_list(benchmarks, inspect_tasks, document),
         "tasks": lambda: render_tasks(benchmarks, inspect_tasks, document),
         "reference": lambda: render_reference(benchmarks),
         "changelog": lambda: render_changelog(document, root),
     }
-
-
-def update(text: str, document: str, benchmarks: Sequence[Benchmark],
-           inspect_tasks: Sequence[InspectTask], root: Path = ROOT) -> str:
-    """The document with every generated block rendered again (the rest unchanged)."""
-    render = renderers(benchmarks, inspect_tasks, document, root)
     if len(_BLOCK.findall(text)) != len(_UNCLOSED.findall(text)):
         raise DocsTablesError(f"{document}: a '<!-- generated: ... -->' marker has no "
                               "'<!-- end generated -->'")
