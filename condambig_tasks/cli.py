@@ -131,8 +131,12 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
     logged, notes, reduce = None, [], None
     if args.from_log is not None:
         logged = run_logs.read_run(benchmark, args.from_log, args.task)
-        if logged.later_epochs:  # refused before anything is scored
-            reduce = _epoch_reducer(logged)
+        if logged.later_epochs:  # the run's reducer, refused before anything is scored
+            from condambig_tasks import inspect_epochs
+            from condambig_tasks.inspect_rescore import PROG
+
+            reduce = inspect_epochs.reducer(logged.epochs_reducer, logged.source,
+                                            f"{PROG} {logged.source}")
         options, notes = run_logs.resolve_options(benchmark, logged, given)
         notes = [*logged.notes, *notes]
     elif args.task is not None:
@@ -185,9 +189,12 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
     engine = None
     if logged is not None and logged.framework == run_logs.LM_EVAL and \
             judge_wanted(benchmark, options, EnvironmentJudge()):
+        command = [benchmark.name, "--from-log", str(args.from_log)]  # less the judge flags
+        if args.task is not None:
+            command += ["--task", args.task]
         notice = cli_judge.logged_judge_notice(
             benchmark.name, cli_judge.logged_judge(logged.judge, logged.provenance),
-            config, _command_words(benchmark, args))
+            config, command)
         if notice:
             print(f"condambig-score {benchmark.name}: {notice}", file=sys.stderr)
     if config is not None:
@@ -290,16 +297,6 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
-def _epoch_reducer(logged: run_logs.RunOutputs) -> Any:
-    """The reducer of an Inspect run of several epochs, or one line saying how to rescore
-    it with Inspect instead."""
-    from condambig_tasks import inspect_epochs
-    from condambig_tasks.inspect_rescore import PROG
-
-    return inspect_epochs.reducer(logged.epochs_reducer, logged.source,
-                                  f"{PROG} {logged.source}")
-
-
 def _reduce_epochs(benchmark: Benchmark, run: BenchmarkRun, runtime: Runtime,
                    logged: run_logs.RunOutputs, reduce: Any, selected: list,
                    first: list) -> tuple[list, list[tuple[str, str]]]:
@@ -343,15 +340,6 @@ def _retry_hint(config: Any, endpoint_failure: str | None = None,
              "run the same command again (or allow failures with --judge-max-failed N)")
     return retry_hint(rerun, cache_enabled=config.cache_enabled,
                       endpoint_failure=endpoint_failure, refused=refused)
-
-
-def _command_words(benchmark: Benchmark, args: argparse.Namespace) -> list[str]:
-    """The rescoring command as typed, less the judge flags (for the 'judge as the run did'
-    notice)."""
-    words = [benchmark.name, "--from-log", str(args.from_log)]
-    if args.task is not None:
-        words += ["--task", args.task]
-    return words
 
 
 def _compare_data(benchmark: Benchmark, run: dict[str, Any] | None,
