@@ -145,9 +145,8 @@ class CorpusStatistics:
 class Comparison:
     """Δ = B − A of one metric, its 95 % interval and two-sided bootstrap p-value.
 
-    ``paired``: both runs resampled on the same draws of their ``shared_units``; otherwise
-    each run on its own units. ``delta`` is computed on the units compared (the shared ones
-    when paired).
+    ``paired``: both runs, on the same units, resampled on the same draws; otherwise each
+    run on its own units (``shared_units`` counts the overlap).
     """
 
     metric: str
@@ -311,14 +310,10 @@ def _check_resamples(resamples: int) -> None:
 
 
 class _Resampler:
-    """The reported metrics of one run on blocks of resamples.
-
-    Fast path: each resample's totals of additive per-unit statistics (a count matrix
-    times the unit totals), for MEAN / SUM metrics that :meth:`Benchmark.metric_values`
-    takes from the per-sample values and for what :meth:`Benchmark.corpus_statistics`
-    covers. Every other metric (all of them with ``fast=False``, the reference the fast
-    path is tested against): :meth:`Benchmark.metric_values` on the resampled samples.
-    """
+    """The reported metrics of one run on blocks of resamples: through the fast paths the
+    module doc lists where they give the run's own values, else (and for every metric with
+    ``fast=False``, the reference the fast paths are tested against) through
+    :meth:`Benchmark.metric_values` on the resampled samples."""
 
     def __init__(self, benchmark: Benchmark, samples: Sequence[ScoredSample], units: Units,
                  options: Any, judged: bool, names: Sequence[str], *, fast: bool = True,
