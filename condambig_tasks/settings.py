@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import math
 import os
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
