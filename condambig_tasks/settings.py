@@ -212,7 +212,7 @@ def checked_number(value: Any, kind: type, setting: str, allowed: str,
         number = kind(value) if isinstance(value, str) or value == kind(value) else None
     except (TypeError, ValueError, OverflowError):
         number = None
-    if isinstance(value, bool) or number is None or not check(number):
+    if number is None or not check(number):
         raise ConfigurationError(f"{setting} must be {allowed}, "
                                  f"got {value if number is None else number!r}")
     return number
