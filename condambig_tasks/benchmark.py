@@ -169,11 +169,6 @@ class Paper:
         return None if self.arxiv is None else f"https://arxiv.org/abs/{self.arxiv}"
 
     @property
-    def link(self) -> str:
-        """The paper's page: its own url, else its arXiv abstract."""
-        return self.url or str(self.arxiv_url)
-
-    @property
     def cite(self) -> str:
         """``Li et al. (2025), <title>, arXiv:2502.01523`` (the venue when it has one)."""
         surnames = [author.split()[-1] for author in self.authors]

@@ -22,6 +22,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -181,8 +182,7 @@ def read_json_rows(path: Path, unwrap: str | None = None) -> Iterator[Any]:
     record before the next is parsed (whole-file parsing held 40 KB a CondAmbigQA question,
     2.7 times the file). The bytes read are recorded with their sha256, as :func:`read_text`."""
     if path.suffix == ".jsonl":
-        content = read_json(path)
-        yield from content
+        yield from read_json(path)
         return
     digest = hashlib.sha256()
 
@@ -221,31 +221,26 @@ def fetch_pinned(url: str, sha256: str | None, benchmark: str, folder: str, file
     target = settings.cache_dir() / "upstream" / folder / file_name
     if target.is_file() and (sha256 is None or sha256_of(target) == sha256):
         return target
-    if settings.offline():
-        raise DataUnavailableError(benchmark, folder, [file_name], "offline mode is on", url)
-    problem = unreachable(url)
-    if problem is not None:
-        raise DataUnavailableError(benchmark, folder, [file_name],
-                                   f"cannot reach {url} ({problem})", url)
+    unavailable = partial(DataUnavailableError, benchmark, folder, [file_name], upstream=url)
+    _require_reachable(url, url, unavailable)
     try:
         import fsspec
 
         target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_suffix(target.suffix + ".part")
-        with fsspec.open(url, "rb") as source, partial.open("wb") as sink:
+        part = target.with_suffix(target.suffix + ".part")
+        with fsspec.open(url, "rb") as source, part.open("wb") as sink:
             for block in iter(lambda: source.read(1 << 20), b""):
                 sink.write(block)
     except Exception as error:  # network errors come in many types
-        raise DataUnavailableError(benchmark, folder, [file_name], f"download failed: {error}",
-                                   url) from error
-    actual = sha256_of(partial)
+        raise unavailable(f"download failed: {error}") from error
+    actual = sha256_of(part)
     if sha256 is not None and actual != sha256:
-        partial.unlink(missing_ok=True)
+        part.unlink(missing_ok=True)
         raise CorruptDataError(
             f"{url}: sha256 {actual} differs from the pinned {sha256}; the upstream file "
             f"changed. Place the expected file in ${settings.DATA_DIR_VARIABLE}/{folder}/."
         )
-    partial.replace(target)
+    part.replace(target)
     return target
 
 
@@ -261,30 +256,29 @@ def load_hub_dataset(
     note_source({"kind": "hub", "repository": repository,
                  "revision": revision or "default branch (not pinned)", "name": name,
                  "split": split})
-    if settings.offline():
-        raise DataUnavailableError(benchmark, folder, file_names, "offline mode is on",
-                                   _hub_page(repository))
     from huggingface_hub import constants
 
-    problem = unreachable(constants.ENDPOINT)
-    if problem is not None:
-        raise DataUnavailableError(
-            benchmark, folder, file_names,
-            f"cannot reach the Hugging Face hub at {constants.ENDPOINT} ({problem})",
-            _hub_page(repository))
+    unavailable = partial(DataUnavailableError, benchmark, folder, file_names,
+                          upstream=f"https://huggingface.co/datasets/{repository}")
+    _require_reachable(constants.ENDPOINT, f"the Hugging Face hub at {constants.ENDPOINT}",
+                       unavailable)
     try:
         import datasets
 
         return datasets.load_dataset(repository, name=name, split=split, revision=revision)
     except Exception as error:
-        raise DataUnavailableError(
-            benchmark, folder, file_names,
-            f"loading {repository} from the Hugging Face hub failed: {error}",
-            _hub_page(repository)) from error
+        raise unavailable(
+            f"loading {repository} from the Hugging Face hub failed: {error}") from error
 
 
-def _hub_page(repository: str) -> str:
-    return f"https://huggingface.co/datasets/{repository}"
+def _require_reachable(url: str, what: str,
+                       unavailable: Callable[[str], DataUnavailableError]) -> None:
+    """Raise ``unavailable(reason)`` when offline mode is on or ``url`` cannot be reached."""
+    if settings.offline():
+        raise unavailable("offline mode is on")
+    problem = unreachable(url)
+    if problem is not None:
+        raise unavailable(f"cannot reach {what} ({problem})")
 
 
 def unreachable(url: str, timeout: float = CONNECT_TIMEOUT) -> str | None:

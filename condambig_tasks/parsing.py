@@ -33,10 +33,13 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from condambig_metrics.text import (
+    THINK_CLOSE,
+    THINK_OPEN,
     code_fences,
     reasoning_spans,
     replace_lone_surrogates,
@@ -90,8 +93,6 @@ _FENCE_TAGS = ("json", "JSON", "javascript")
 # brackets inside them do not count. Both alternatives match without backtracking.
 _STRUCTURE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]', re.DOTALL)
 _JSON_SPACE = re.compile(r"[ \t\n\r]*")
-_THINK_OPEN = re.compile(re.escape("<think>"), re.IGNORECASE)
-_THINK_CLOSE = re.compile(re.escape("</think>"), re.IGNORECASE)
 _CONSTANTS = {math.inf: "Infinity", -math.inf: "-Infinity"}
 _INTEGER_LIMIT = 10**MAX_INTEGER_DIGITS
 
@@ -186,8 +187,8 @@ def _answer_starts(text: str) -> list[int]:
             break
         position = end
     starts = [position]
-    closing = _THINK_CLOSE.search(text, position)
-    if closing is not None and not _THINK_OPEN.search(text, position, closing.start()):
+    closing = THINK_CLOSE.search(text, position)
+    if closing is not None and not THINK_OPEN.search(text, position, closing.start()):
         starts.append(closing.end())
     return starts
 
@@ -382,30 +383,23 @@ def labelled_answer(answer: str) -> str | None:
     """The answer a plain-text reply states after an answer label ("Answer:", "Final
     answer:", "The answer to this question is:"), from the first labelled line (or, when
     the label ends its line, the next non-empty line); None without such a label."""
-    waiting = False
-    for line in answer.splitlines()[:MAX_LABELLED_LINES]:
-        if waiting:
-            if _clean(line):
-                return _clean(line)
-            continue
-        label = _ANSWER_LABEL.match(line)
-        if label is not None:
-            value = _clean(line[label.end():])
-            if value:
-                return value
-            waiting = True
-    return None
+    return next((value for _, value in _labelled(answer)), None)
 
 
 def labelled_pairs(answer: str) -> list[tuple[str, str]]:
     """(question, answer) pairs written as "Question: ..." / "Answer: ..." lines: each
     labelled answer with the last labelled question before it ("" when none)."""
-    pairs: list[tuple[str, str]] = []
+    return list(_labelled(answer))
+
+
+def _labelled(answer: str) -> Iterator[tuple[str, str]]:
+    """The labelled answers of a reply, in order, each with the last labelled question
+    before it; lazily, so that :func:`labelled_answer` stops at the first."""
     question = ""
     waiting = False
     for line in answer.splitlines()[:MAX_LABELLED_LINES]:
         if waiting and _clean(line):
-            pairs.append((question, _clean(line)))
+            yield question, _clean(line)
             waiting = False
             continue
         if (match := _QUESTION_LABEL.match(line)) is not None:
@@ -413,10 +407,9 @@ def labelled_pairs(answer: str) -> list[tuple[str, str]]:
         elif (match := _ANSWER_LABEL.match(line)) is not None:
             value = _clean(line[match.end():])
             if value:
-                pairs.append((question, value))
+                yield question, value
             else:
                 waiting = True
-    return pairs
 
 
 def _first_bracket(text: str) -> int | None:

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from condambig_metrics.judge.records import JudgeConfig
@@ -22,11 +23,8 @@ JUDGE_MODEL_VARIABLE = "CONDAMBIG_JUDGE_MODEL"
 JUDGE_BASE_URL_VARIABLE = "CONDAMBIG_JUDGE_BASE_URL"
 JUDGE_API_KEY_VARIABLE = "CONDAMBIG_JUDGE_API_KEY"
 JUDGE_CONCURRENCY_VARIABLE = "CONDAMBIG_JUDGE_CONCURRENCY"
-JUDGE_MAX_RETRIES_VARIABLE = "CONDAMBIG_JUDGE_MAX_RETRIES"
-JUDGE_TIMEOUT_VARIABLE = "CONDAMBIG_JUDGE_TIMEOUT"
 JUDGE_CACHE_VARIABLE = "CONDAMBIG_JUDGE_CACHE"
 JUDGE_MAX_FAILED_VARIABLE = "CONDAMBIG_JUDGE_MAX_FAILED"
-JUDGE_RETRY_BUDGET_VARIABLE = "CONDAMBIG_JUDGE_RETRY_BUDGET"
 
 
 def data_dir() -> Path | None:
@@ -106,7 +104,7 @@ def judge_max_failed() -> int:
         from condambig_metrics.judge.records import JudgeConfig
 
         return JudgeConfig.__dataclass_fields__["max_failed"].default
-    return _number({"max_failed": value}, "max_failed", int)
+    return _judge_number("judge_max_failed", value)
 
 
 BOOTSTRAP_RESAMPLES_VARIABLE = "CONDAMBIG_BOOTSTRAP_RESAMPLES"
@@ -120,33 +118,27 @@ def bootstrap_resamples() -> int:
     value = environment_value(BOOTSTRAP_RESAMPLES_VARIABLE)
     if value is None:
         return DEFAULT_RESAMPLES
-    try:
-        number = int(value)
-    except ValueError:
-        number = -1
-    if number < 0:
-        from condambig_tasks.errors import ConfigurationError
-
-        raise ConfigurationError(f"{BOOTSTRAP_RESAMPLES_VARIABLE} must be a whole number >= 0 "
-                                 f"(0: no stderr), got {value!r}")
-    return number
+    return checked_number(value, int, BOOTSTRAP_RESAMPLES_VARIABLE,
+                          "a whole number >= 0 (0: no stderr)", lambda n: n >= 0)
 
 
-# lm-eval --metadata key -> (environment variable, JudgeConfig field)
+_WHOLE_FROM_1 = ("a whole number >= 1", lambda n: n >= 1)
+_WHOLE_FROM_0 = ("a whole number >= 0", lambda n: n >= 0)
+_SECONDS = ("a finite number of seconds > 0", lambda n: math.isfinite(n) and n > 0)
+# lm-eval --metadata key -> (environment variable, JudgeConfig field, and for a number its
+# type, what it allows and its check: the value is read as text)
 _JUDGE_OPTIONS = {
     "judge_model": (JUDGE_MODEL_VARIABLE, "model"),
     "judge_base_url": (JUDGE_BASE_URL_VARIABLE, "base_url"),
     "judge_api_key": (JUDGE_API_KEY_VARIABLE, "api_key"),
-    "judge_concurrency": (JUDGE_CONCURRENCY_VARIABLE, "concurrency"),
-    "judge_max_retries": (JUDGE_MAX_RETRIES_VARIABLE, "max_retries"),
-    "judge_timeout": (JUDGE_TIMEOUT_VARIABLE, "timeout_seconds"),
+    "judge_concurrency": (JUDGE_CONCURRENCY_VARIABLE, "concurrency", int, *_WHOLE_FROM_1),
+    "judge_max_retries": ("CONDAMBIG_JUDGE_MAX_RETRIES", "max_retries", int, *_WHOLE_FROM_0),
+    "judge_timeout": ("CONDAMBIG_JUDGE_TIMEOUT", "timeout_seconds", float, *_SECONDS),
     "judge_cache": (JUDGE_CACHE_VARIABLE, "cache_path"),
-    "judge_max_failed": (JUDGE_MAX_FAILED_VARIABLE, "max_failed"),
-    "judge_retry_budget": (JUDGE_RETRY_BUDGET_VARIABLE, "retry_budget_seconds"),
+    "judge_max_failed": (JUDGE_MAX_FAILED_VARIABLE, "max_failed", int, *_WHOLE_FROM_0),
+    "judge_retry_budget": ("CONDAMBIG_JUDGE_RETRY_BUDGET", "retry_budget_seconds", float,
+                           *_SECONDS),
 }
-# JudgeConfig's numeric fields and their types, for the values read as text
-_JUDGE_NUMBERS = {"concurrency": int, "max_retries": int, "timeout_seconds": float,
-                  "max_failed": int, "retry_budget_seconds": float}
 _CACHE_OFF = {"off", "none", "no", "false", "0", "disabled"}
 
 
@@ -169,7 +161,7 @@ def judge_config_from_environment(overrides: dict | None = None) -> JudgeConfig 
 
     overrides = overrides or {}
     raw: dict[str, str] = {}
-    for key, (variable, field) in _JUDGE_OPTIONS.items():
+    for key, (variable, field, *_) in _JUDGE_OPTIONS.items():
         value = overrides.get(key)
         text = str(value).strip() if value is not None else ""
         if not text:
@@ -190,8 +182,8 @@ def judge_config_from_environment(overrides: dict | None = None) -> JudgeConfig 
             base_url=raw.get("base_url"),
             api_key=raw.get("api_key"),
             # numbers given are parsed; the others keep JudgeConfig's own defaults
-            **{field: _number(raw, field, kind) for field, kind in _JUDGE_NUMBERS.items()
-               if field in raw},
+            **{field: _judge_number(key, raw[field]) for key, (_, field, *number)
+               in _JUDGE_OPTIONS.items() if number and field in raw},
             cache_path=cache_path,
             cache_enabled=cache_enabled,
             default_cache_path=(str(judge_cache_file()) if cache_enabled and not cache_path
@@ -203,36 +195,27 @@ def judge_config_from_environment(overrides: dict | None = None) -> JudgeConfig 
         raise ConfigurationError(str(error)) from None
 
 
-# what each numeric judge setting allows, and its check
-_ALLOWED_NUMBERS = {
-    "concurrency": ("a whole number >= 1", lambda n: n >= 1),
-    "max_retries": ("a whole number >= 0", lambda n: n >= 0),
-    "max_failed": ("a whole number >= 0", lambda n: n >= 0),
-    "timeout_seconds": ("a finite number of seconds > 0", lambda n: math.isfinite(n) and n > 0),
-    "retry_budget_seconds": ("a finite number of seconds > 0",
-                             lambda n: math.isfinite(n) and n > 0),
-}
+def _judge_number(key: str, text: str) -> Any:
+    """A numeric judge setting (``key``: its lm-eval --metadata key) read from ``text``."""
+    variable, _, kind, allowed, check = _JUDGE_OPTIONS[key]
+    return checked_number(text, kind, f"judge setting {variable} / --metadata {key}",
+                          allowed, check)
 
 
-def _setting_name(field: str) -> str:
-    """How a user names a JudgeConfig field: its variable and lm-eval --metadata key."""
-    return next(f"{variable} / --metadata {key}"
-                for key, (variable, name) in _JUDGE_OPTIONS.items() if name == field)
-
-
-def _number(raw: dict[str, str], field: str, kind: type):
-    """A numeric judge setting, or one line naming it and the values it allows."""
+def checked_number(value: Any, kind: type, setting: str, allowed: str,
+                   check: Callable[[Any], bool]) -> Any:
+    """``value`` (text, or a number from YAML / JSON) as an ``int`` or ``float`` that
+    ``check`` accepts, or one line naming the ``setting`` and the values it ``allowed``."""
     from condambig_tasks.errors import ConfigurationError
 
-    allowed, check = _ALLOWED_NUMBERS[field]
     try:
-        value = kind(raw[field])
-    except ValueError:
-        value = None
-    if value is None or not check(value):
-        raise ConfigurationError(f"judge setting {_setting_name(field)} must be {allowed}, "
-                                 f"got {raw[field] if value is None else value!r}")
-    return value
+        number = kind(value) if isinstance(value, str) or value == kind(value) else None
+    except (TypeError, ValueError, OverflowError):
+        number = None
+    if number is None or not check(number):
+        raise ConfigurationError(f"{setting} must be {allowed}, "
+                                 f"got {value if number is None else number!r}")
+    return number
 
 
 def _check_base_url(value: str) -> None:
@@ -243,7 +226,7 @@ def _check_base_url(value: str) -> None:
     parts = urlsplit(value.strip())
     if parts.scheme.lower() not in {"http", "https"} or not parts.hostname:
         raise ConfigurationError(
-            f"judge setting {_setting_name('base_url')} must be an http(s) URL such as "
+            f"judge setting {JUDGE_BASE_URL_VARIABLE} / --metadata judge_base_url must be an http(s) URL such as "
             f"http://localhost:8000/v1, got {value!r}")
 
 

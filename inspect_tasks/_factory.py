@@ -265,14 +265,8 @@ def max_failed_option(value: Any) -> int:
     """``-T judge_max_failed`` as a count (None: the environment's default)."""
     if value is None:
         return settings.judge_max_failed()
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        number = -1
-    if number < 0 or (isinstance(value, float) and not value.is_integer()):
-        raise ConfigurationError(
-            f"-T judge_max_failed must be a whole number >= 0, got {value!r}")
-    return number
+    return settings.checked_number(value, int, "-T judge_max_failed", "a whole number >= 0",
+                                   lambda number: number >= 0)
 
 
 @metric

@@ -11,9 +11,9 @@ hook counts the failures from the logged samples: :mod:`condambig.null_reasons`)
 
 from __future__ import annotations
 
-import math
-
 from inspect_ai.scorer import Score, ScoreReducer, mean_score, score_reducer
+
+from condambig_tasks.benchmark import finite_number
 
 JUDGE_CALLS = "judge_calls"
 FAILURE_COUNTS = ("judge_failed",)  # per-sample counts of failed judgements: summed
@@ -38,15 +38,11 @@ def judged_mean() -> ScoreReducer:
             value = dict(value)
             for key in FAILURE_COUNTS:
                 counts = [score.value[key] for score in scores
-                          if isinstance(score.value, dict) and _count(score.value.get(key))]
+                          if isinstance(score.value, dict)
+                          and finite_number(score.value.get(key)) is not None]
                 if counts:
                     value[key] = float(sum(counts))
         return Score(value=value, answer=reduced.answer, explanation=reduced.explanation,
                      reason=reduced.reason, metadata=metadata)
 
     return reduce
-
-
-def _count(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and \
-        not math.isnan(value)

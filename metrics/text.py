@@ -133,8 +133,8 @@ def replace_lone_surrogates(text: str) -> str:
 
 # --- <think> reasoning traces ---------------------------------------------------------------
 
-_THINK_OPEN = re.compile(re.escape("<think>"), re.IGNORECASE)
-_THINK_CLOSE = re.compile(re.escape("</think>"), re.IGNORECASE)
+THINK_OPEN = re.compile(re.escape("<think>"), re.IGNORECASE)
+THINK_CLOSE = re.compile(re.escape("</think>"), re.IGNORECASE)
 
 
 def reasoning_spans(text: str) -> list[tuple[int, int]]:
@@ -145,8 +145,8 @@ def reasoning_spans(text: str) -> list[tuple[int, int]]:
     """
     spans: list[tuple[int, int]] = []
     position = 0
-    while (opening := _THINK_OPEN.search(text, position)) is not None:
-        closing = _THINK_CLOSE.search(text, opening.end())
+    while (opening := THINK_OPEN.search(text, position)) is not None:
+        closing = THINK_CLOSE.search(text, opening.end())
         if closing is None:
             break
         spans.append((opening.start(), closing.end()))
@@ -167,10 +167,10 @@ def strip_reasoning(text: str) -> str:
         position = end
     pieces.append(text[position:])
     text = "".join(pieces)
-    closings = list(_THINK_CLOSE.finditer(text))
+    closings = list(THINK_CLOSE.finditer(text))
     if closings:
         text = text[closings[-1].end():]
-    opened = _THINK_OPEN.search(text)
+    opened = THINK_OPEN.search(text)
     if opened:
         text = text[: opened.start()]
     return text.strip()

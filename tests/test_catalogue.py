@@ -51,10 +51,10 @@ SEEDS = next((folder for folder in (REPO_ROOT.parent / "shared" / "seeds",
 def test_a_citation_names_the_first_author_year_title_and_venue_or_arxiv():
     many = Paper("A Title", ("Ann Li", "Bo Chen", "Cy Wu"), 2025, arxiv="2502.01523")
     assert many.cite == "Li et al. (2025), A Title, arXiv:2502.01523"
-    assert many.link == many.arxiv_url == "https://arxiv.org/abs/2502.01523"
+    assert many.arxiv_url == "https://arxiv.org/abs/2502.01523"
     two = Paper("T", ("Ann Li", "Bo Chen"), 2020, venue="EMNLP 2020", url="https://x.org/p")
     assert two.cite == "Li and Chen (2020), T, EMNLP 2020"
-    assert (two.arxiv_url, two.link) == (None, "https://x.org/p")
+    assert two.arxiv_url is None
     assert Paper("T", ("S. Joe Qin",), 2021, venue="AKBC 2021", url="https://x.org").cite == \
         "Qin (2021), T, AKBC 2021"
     for bad in ({"arxiv": "abs/2502.01523"}, {"url": "https://x.org"}, {"venue": "ACL"}):
