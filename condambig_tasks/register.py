@@ -228,7 +228,7 @@ def _headline(run: run_logs.RunResult) -> str | None:
                            run.judge is not None)
 
 
-def _command(run: run_logs.RunResult) -> str:
+def eval_command(run: run_logs.RunResult) -> str:
     """The ``inspect eval`` command of the run, ``{model}`` for its model."""
     flags = "".join(f" -T {key}={value}" for key, value in run.task_args.items())
     if run.judge:
@@ -236,7 +236,7 @@ def _command(run: run_logs.RunResult) -> str:
     return f"inspect eval {INSPECT_PREFIX}{run.task}{flags} --model {{model}}"
 
 
-def _row(run: run_logs.RunResult) -> dict[str, Any]:
+def report_row(run: run_logs.RunResult) -> dict[str, Any]:
     """The run's row: the model, its headline metric (and stderr), what the run used."""
     headline = _headline(run)
     reported = [{"key": headline, "value": float(run.metrics[headline])}]
@@ -262,14 +262,14 @@ def evaluation_report(task: InspectTask, runs: Sequence[run_logs.RunResult], com
                 f"{run.source}: a run of {task.name} version {run.version}, but this code is "
                 f"version {version}; its numbers are not those of commit {commit}. Leave it "
                 "out or rerun it.")
-    rows = [_row(run) for run in runs]
+    rows = [report_row(run) for run in runs]
     report: dict[str, Any] = {"results": rows, "commit": commit, "version": version}
-    commands = {_command(run) for run in runs}
+    commands = {eval_command(run) for run in runs}
     if len(commands) == 1:
         report["command"] = next(iter(commands)).replace("{model}", "<model>")
     else:
         for row, run in zip(rows, runs, strict=True):
-            row["command"] = _command(run).format(model=row["model"])
+            row["command"] = eval_command(run).format(model=row["model"])
     partial = [f"{row['model']}: {row['samples']} of {dataset_samples} samples" for row in rows
                if dataset_samples and (row["samples"] or 0) < dataset_samples]
     if partial:
