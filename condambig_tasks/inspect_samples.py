@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from condambig_tasks import json_files
+from condambig_tasks.json_files import kind as _kind
 
 SAMPLES_DIR = "samples/"  # inspect_ai.log._recorders.eval.SAMPLES_DIR, with its slash
 
@@ -164,8 +165,3 @@ def _scores(scores: Any, bad: Any) -> dict[str, LoggedScore]:
         found[name] = LoggedScore(score["value"], dict(metadata), explanation)
     return found
 
-
-def _kind(value: Any) -> str:
-    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
-             int: "an integer", float: "a number", type(None): "null"}
-    return names.get(type(value), type(value).__name__)

@@ -39,6 +39,13 @@ def loads(text: str) -> Any:
         raise _unreadable(error) from None
 
 
+def kind(value: Any) -> str:
+    """'a list', 'an integer', ... for messages (never the value: it may be huge)."""
+    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
+             int: "an integer", float: "a number", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
 def _unreadable(error: RecursionError | ValueError) -> JsonFileError:
     """The failures of ``json`` other than a syntax error, as one :class:`JsonFileError`."""
     if isinstance(error, RecursionError):

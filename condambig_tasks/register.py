@@ -175,19 +175,6 @@ def build_entry(task: InspectTask, repository_url: str, commit: str,
 # ---------------------------------------------------------------------- run logs
 
 
-@dataclass(frozen=True)
-class LoggedRun:
-    """The headline of one finished Inspect run of a condambig task."""
-
-    path: Path
-    task: str
-    benchmark: str  # the benchmark the run's task recorded
-    row: dict[str, Any]
-    command: str
-    version: str
-    run: run_logs.RunResult  # as read: a run given as its log and its record counts once
-
-
 def log_files(paths: Sequence[str]) -> list[Path]:
     """The logs named, a folder standing for the logs in it (recursively)."""
     found: list[Path] = []
@@ -207,10 +194,10 @@ def log_files(paths: Sequence[str]) -> list[Path]:
     return found
 
 
-def read_run(path: Path) -> LoggedRun:
-    """One log's row: the model, its headline metric (and stderr), what the run used; read
-    by the project's one reader of finished runs (:func:`run_logs.read_results`). The run
-    record an Inspect run wrote (``CONDAMBIG_RECORD_DIR``) is read as its log."""
+def read_run(path: Path) -> run_logs.RunResult:
+    """One log's Inspect run, with a headline value, read by the project's one reader of
+    finished runs (:func:`run_logs.read_results`). The run record an Inspect run wrote
+    (``CONDAMBIG_RECORD_DIR``) is read as its log."""
     try:
         found = run_logs.read_results([path])
     except run_logs.NotARunFile:
@@ -225,17 +212,34 @@ def read_run(path: Path) -> LoggedRun:
             else "not an Inspect log"
         raise RegisterError(f"{path}: {why}; give finished runs of condambig Inspect tasks.")
     [run] = runs
-    benchmark = registry.get(run.benchmark)
-    headline = headline_metric(benchmark, benchmark.options(dict(run.options)),
-                               run.judge is not None)
+    headline = _headline(run)
     if headline is None:
         raise RegisterError(f"{path}: the run has no headline metric (a setting that needs "
                             "a judge, run without one); report runs with a headline.")
-    value = run.metrics.get(headline)
-    if value is None:
+    if run.metrics.get(headline) is None:
         raise RegisterError(f"{path}: headline {headline} has no value; see the log's "
                             "null_reasons.")
-    reported = [{"key": headline, "value": float(value)}]
+    return run
+
+
+def _headline(run: run_logs.RunResult) -> str | None:
+    benchmark = registry.get(run.benchmark)
+    return headline_metric(benchmark, benchmark.options(dict(run.options)),
+                           run.judge is not None)
+
+
+def eval_command(run: run_logs.RunResult) -> str:
+    """The ``inspect eval`` command of the run, ``{model}`` for its model."""
+    flags = "".join(f" -T {key}={value}" for key, value in run.task_args.items())
+    if run.judge:
+        flags += f" --model-role grader={run.judge}"
+    return f"inspect eval {INSPECT_PREFIX}{run.task}{flags} --model {{model}}"
+
+
+def report_row(run: run_logs.RunResult) -> dict[str, Any]:
+    """The run's row: the model, its headline metric (and stderr), what the run used."""
+    headline = _headline(run)
+    reported = [{"key": headline, "value": float(run.metrics[headline])}]
     if headline in run.stderr:
         reported.append({"key": "stderr", "value": float(run.stderr[headline])})
     row: dict[str, Any] = {"model": run.model, "provider": run.model.split("/", 1)[0],
@@ -245,32 +249,27 @@ def read_run(path: Path) -> LoggedRun:
         row["task_args"] = dict(run.task_args)
     if run.judge:
         row["grader"] = run.judge
-    flags = "".join(f" -T {key}={value}" for key, value in run.task_args.items())
-    if run.judge:
-        flags += f" --model-role grader={run.judge}"
-    return LoggedRun(path=path, task=run.task, benchmark=run.benchmark, row=row,
-                     version=str(run.version), run=run,
-                     command=f"inspect eval {INSPECT_PREFIX}{run.task}{flags} --model {{model}}")
+    return row
 
 
-def evaluation_report(task: InspectTask, runs: Sequence[LoggedRun], commit: str,
+def evaluation_report(task: InspectTask, runs: Sequence[run_logs.RunResult], commit: str,
                       dataset_samples: int | None) -> dict[str, Any]:
     """The ``evaluation_report`` block of one task's runs (all at the code's version)."""
     version = registry.get(task.benchmark).version
     for run in runs:
-        if run.version != version:
+        if str(run.version) != version:
             raise RegisterError(
-                f"{run.path}: a run of {task.name} version {run.version}, but this code is "
+                f"{run.source}: a run of {task.name} version {run.version}, but this code is "
                 f"version {version}; its numbers are not those of commit {commit}. Leave it "
                 "out or rerun it.")
-    rows = [dict(run.row) for run in runs]
+    rows = [report_row(run) for run in runs]
     report: dict[str, Any] = {"results": rows, "commit": commit, "version": version}
-    commands = {run.command for run in runs}
+    commands = {eval_command(run) for run in runs}
     if len(commands) == 1:
         report["command"] = next(iter(commands)).replace("{model}", "<model>")
     else:
         for row, run in zip(rows, runs, strict=True):
-            row["command"] = run.command.format(model=row["model"])
+            row["command"] = eval_command(run).format(model=row["model"])
     partial = [f"{row['model']}: {row['samples']} of {dataset_samples} samples" for row in rows
                if dataset_samples and (row["samples"] or 0) < dataset_samples]
     if partial:
@@ -285,16 +284,14 @@ def write_entries(out: Path, repository_url: str, commit: str, logs: Sequence[st
                   contributors: Sequence[str], maintainers: Sequence[str]) -> list[Path]:
     """Write ``<out>/<task>/eval.yaml`` for every registered task; returns the files."""
     tasks = register_tasks()
-    logged = [read_run(path) for path in log_files(logs)]
-    once = {id(run) for run in run_logs.each_run_once([entry.run for entry in logged])[0]}
-    runs = [entry for entry in logged if id(entry.run) in once]
+    runs = run_logs.each_run_once([read_run(path) for path in log_files(logs)])[0]
     known = {task.name: task for task in tasks}
     for run in runs:
         if run.task not in known:
-            raise RegisterError(f"{run.path}: task condambig/{run.task} is not one of "
+            raise RegisterError(f"{run.source}: task condambig/{run.task} is not one of "
                                 f"this package's Inspect tasks ({', '.join(sorted(known))}).")
         if known[run.task].benchmark != run.benchmark:
-            raise RegisterError(f"{run.path}: task {run.task} recorded benchmark "
+            raise RegisterError(f"{run.source}: task {run.task} recorded benchmark "
                                 f"{run.benchmark}, but this package's {run.task} is "
                                 f"{known[run.task].benchmark}: not a run of this task.")
     entries = {}

@@ -52,6 +52,7 @@ from condambig_tasks.benchmark import (
 )
 from condambig_tasks.data import load_items
 from condambig_tasks.errors import ConfigurationError, PredictionFileError
+from condambig_tasks.json_files import kind as _kind
 from condambig_tasks.provenance import OUTPUTS_SHA256_KEY, SCORING_SHA256_KEY, scoring_sha256
 
 LM_EVAL = "lm_eval"
@@ -268,7 +269,7 @@ def _folder_candidates(root: Path) -> list[_Candidate]:
     found += [_record_candidate(path) for path in sorted(root.rglob("*.json"))
               if run_record.looks_like_record(_head(path))]
     if not found:
-        if any(_is_lm_eval_results(path) for path in root.rglob("*.json")):
+        if any(_lm_eval_results(path) is not None for path in root.rglob("*.json")):
             raise RunLogError(f"{root}: holds lm-eval results but no samples: rerun lm_eval "
                               "with --log_samples (the scores need every output).")
         raise RunLogError(f"{root}: holds no framework log; {_WHAT_TO_GIVE}.")
@@ -280,7 +281,7 @@ def _file_candidates(path: Path) -> list[_Candidate]:
         return [_record_candidate(path)]
     if path.suffix == ".jsonl":
         return [_lm_eval_candidate(path)]
-    if path.suffix == ".json" and _is_lm_eval_results(path):
+    if path.suffix == ".json" and _lm_eval_results(path) is not None:
         date = _LM_EVAL_RESULTS_DATE.search(path.name)
         siblings = [p for p in sorted(path.parent.glob("samples_*.jsonl"))
                     if date and (m := _LM_EVAL_SAMPLES.match(p.name)) and m["date"] == date["date"]]
@@ -383,8 +384,8 @@ def _read_lm_eval(path: Path, task: str, benchmark: str | None) -> RunOutputs:
         raise RunLogError(f"{path}: its samples carry different options; give the samples "
                           "file of one task run.")
     _check_unique(path, outputs)
-    reported, provenance, model = _lm_eval_reported(path, task)
-    block = provenance or {}
+    run = _lm_eval_run_beside(path, task, benchmark)
+    block = (run.provenance if run else None) or {}
     _same_copies(path, "recorded options", [
         ("the samples' docs", next(iter(options.values()))),
         ("the results' provenance block", _dict_or_none(block.get("options")))])
@@ -393,12 +394,13 @@ def _read_lm_eval(path: Path, task: str, benchmark: str | None) -> RunOutputs:
         "scored as empty outputs (non_text_outputs).",)
     return RunOutputs(task=task, benchmark=benchmark or "?",
                       options=next(iter(options.values())), judge=next(iter(judges.values())),
-                      outputs=outputs, source=str(path), framework=LM_EVAL, reported=reported,
-                      provenance=provenance, notes=notes, non_text_outputs=non_text,
-                      outputs_sha256=_recorded_digest(path, [provenance]),
-                      task_version=_text(block.get("task_version")),
-                      scoring_sha256=_recorded_digest(path, [provenance], SCORING_SHA256_KEY),
-                      model=model)
+                      outputs=outputs, source=str(path), framework=LM_EVAL,
+                      reported=dict(run.metrics) if run else {},
+                      provenance=run.provenance if run else None, notes=notes,
+                      non_text_outputs=non_text, task_version=_text(block.get("task_version")),
+                      outputs_sha256=run.outputs_sha256 if run else None,
+                      scoring_sha256=run.scoring_sha256 if run else None,
+                      model=run.model if run else None)
 
 
 def _lm_eval_output(path: Path, number: int, row: Mapping[str, Any]) -> Any:
@@ -439,17 +441,6 @@ def _shape_error(path: Path, number: int, problem: str) -> RunLogError:
                        "writes it for a condambig task (give the file lm_eval wrote).")
 
 
-def _kind(value: Any) -> str:
-    """'a list', 'an integer', ... for messages (never the value: it may be huge)."""
-    names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
-             int: "an integer", float: "a number", type(None): "null"}
-    return names.get(type(value), type(value).__name__)
-
-
-def _is_lm_eval_results(path: Path) -> bool:
-    return _lm_eval_results(path) is not None
-
-
 def _lm_eval_results(path: Path) -> dict[str, Any] | None:
     """The content of an lm-eval results file (``<name>_<date>.json`` holding ``results``
     and ``configs``), None for another file; a file so named that is not JSON is an error."""
@@ -480,46 +471,37 @@ def lm_eval_task_metrics(
 ) -> tuple[dict[str, float | None], dict[str, float]]:
     """One task's entry of lm-eval's ``results``: metric -> value (None: NaN) and
     metric -> standard error (only where lm-eval gave a number, not ``"N/A"``)."""
+    ours = {key.partition(",")[0]: value for key, value in values.items()
+            if key.partition(",")[2] == LM_EVAL_FILTER}
+    return _metrics_and_stderr(ours)
+
+
+def _metrics_and_stderr(
+    values: Mapping[str, Any],
+) -> tuple[dict[str, float | None], dict[str, float]]:
+    """Metric -> value (None: NaN) and metric -> standard error, from the values a
+    framework printed, ``<metric>_stderr`` its metric's (NaN: none, the metric withheld)."""
     metrics: dict[str, float | None] = {}
     stderr: dict[str, float] = {}
-    for key, value in values.items():
-        name, _, filter_name = key.partition(",")
-        if filter_name != LM_EVAL_FILTER:
-            continue
-        if name.endswith("_stderr"):
-            number = finite_number(value)
-            if number is not None:
-                stderr[name[: -len("_stderr")]] = number
-        else:
-            metrics[name] = finite_number(value)
+    for name, value in values.items():
+        number = finite_number(value)
+        if not name.endswith("_stderr"):
+            metrics[name] = number
+        elif number is not None:
+            stderr[name.removesuffix("_stderr")] = number
     return metrics, stderr
 
 
-def _lm_eval_reported(
-    path: Path, task: str,
-) -> tuple[dict[str, float | None], dict[str, Any] | None, str | None]:
-    """The metrics the run printed for ``task``, its provenance block and its model, from
-    the results file of the same run (``<name>_<date>.json`` beside the samples; empty when
-    there is none)."""
+def _lm_eval_run_beside(path: Path, task: str, benchmark: str | None) -> RunResult | None:
+    """The run of ``task`` in the results file of the same run beside its samples
+    (``<name>_<date>.json``; None when there is none)."""
     match = _LM_EVAL_SAMPLES.match(path.name)
-    if not match:
-        return {}, None, None
-    for candidate in sorted(path.parent.glob(f"*_{match['date']}.json")):
+    for candidate in sorted(path.parent.glob(f"*_{match['date']}.json") if match else []):
         content = _lm_eval_results(candidate)
-        if content is None:
-            continue
-        results, configs = content["results"], content["configs"] or {}
-        values = results.get(task, {}) if isinstance(results, dict) else None
-        config = (configs.get(task) if isinstance(configs, dict) else None) or {}
-        if not isinstance(values, dict) or not isinstance(config, dict):
-            raise RunLogError(f"{candidate}: its 'results' or 'configs' entry of task {task} "
-                              "is not a JSON object; put back the results file lm_eval "
-                              "wrote, or move it away (the samples alone can be rescored).")
-        metadata = config.get("metadata")
-        return (lm_eval_task_metrics(values)[0],
-                _provenance(candidate, metadata if isinstance(metadata, dict) else {}),
-                _lm_eval_model(candidate, content))
-    return {}, None, None
+        if content is not None:
+            runs = _lm_eval_result(candidate, content, benchmark)[0]
+            return next((run for run in runs if run.task == task), None)
+    return None
 
 
 def _check_unique(path: Path, outputs: list[dict[str, str]]) -> None:
@@ -554,16 +536,12 @@ def _read_record(path: Path, data: Mapping[str, Any], task: str) -> RunOutputs:
         raise RunLogError(f"{path}: its outputs are not one per sample (a run of several "
                           "epochs); rescore the log it was made from.")
     _check_unique(path, outputs)
-    provenance = _object(path, data, "provenance")
-    return RunOutputs(task=task, benchmark=data["benchmark"], options=dict(data["options"]),
+    [run] = _score_json_result(path, data)[0]
+    return RunOutputs(task=task, benchmark=run.benchmark, options=dict(run.options),
                       judge={}, outputs=outputs, source=str(path), framework=CLI,
-                      reported={name: finite_number(value)
-                                for name, value in data["metrics"].items()},
-                      provenance=dict(provenance) or None,
-                      outputs_sha256=_recorded_digest(path, [provenance]),
-                      task_version=_text(data.get("version")),
-                      scoring_sha256=_recorded_digest(path, [provenance], SCORING_SHA256_KEY),
-                      model=_text(data.get("model")))
+                      reported=dict(run.metrics), provenance=run.provenance,
+                      outputs_sha256=run.outputs_sha256, scoring_sha256=run.scoring_sha256,
+                      task_version=_text(data.get("version")), model=_text(data.get("model")))
 
 
 def record_of_log(path: Path) -> dict[str, Any]:
@@ -680,7 +658,7 @@ def _logged_samples(path: Path) -> list[Any]:
         raise RunLogError(str(error)) from None
 
 
-def _read_inspect(path: Path, header: Any, benchmark: str | None) -> RunOutputs:
+def _read_inspect(path: Path, header: Any, benchmark: str) -> RunOutputs:
     spec = header.eval
     logged = _logged_samples(path)
     if not logged:
@@ -699,9 +677,7 @@ def _read_inspect(path: Path, header: Any, benchmark: str | None) -> RunOutputs:
                       if s.epoch == epoch and not s.failed) for epoch in range(1, epochs + 1)]
     for rows in by_epoch:
         _check_unique(path, list(rows))
-    outputs = list(by_epoch[0])
     metadata = spec.metadata or {}
-    options = _inspect_options(spec, benchmark, _inspect_recorded(path, spec)[1])
     roles = {name: getattr(config, "model", str(config))
              for name, config in (spec.model_roles or {}).items()}
     if "grader" in roles and metadata.get("judged", True):
@@ -712,10 +688,7 @@ def _read_inspect(path: Path, header: Any, benchmark: str | None) -> RunOutputs:
         notes.append("the run bound Inspect model role(s) "
                      f"{', '.join(f'{k}={v}' for k, v in roles.items())}; condambig-score "
                      "cannot call them and scores with its own settings.")
-    scores = header.results.scores if header.results else []
-    reported = _inspect_metrics(scores)[0]
-    provenance = _provenance(path, metadata)
-    block = provenance or {}
+    block = _provenance(path, metadata) or {}
     _same_copies(path, "recorded options", [
         ("the task metadata", _dict_or_none(metadata.get("options"))),
         ("its provenance block", _dict_or_none(block.get("options"))),
@@ -724,20 +697,17 @@ def _read_inspect(path: Path, header: Any, benchmark: str | None) -> RunOutputs:
     _same_copies(path, "recorded task versions", [
         ("the task metadata", _text(metadata.get("full_task_version"))),
         ("its provenance block", _text(block.get("task_version")))])
-    # with several epochs the run's digest covers every epoch's outputs (``<id>@<epoch>``),
-    # as condambig-score's of the same log does
-    blocks = [score.metadata for score in scores] + [provenance]
-    digest = _recorded_digest(path, blocks)
+    run = _inspect_run(path, header, benchmark)
     reducer = spec.config.epochs_reducer
-    return RunOutputs(task=spec.task, benchmark=benchmark or "?", options=options, judge={},
-                      outputs=outputs, source=str(path), framework=INSPECT, reported=reported,
-                      notes=tuple(notes), provenance=provenance, outputs_sha256=digest,
+    return RunOutputs(task=spec.task, benchmark=benchmark, options=dict(run.options),
+                      judge={}, outputs=list(by_epoch[0]), source=str(path),
+                      framework=INSPECT, reported=dict(run.metrics), notes=tuple(notes),
+                      provenance=run.provenance, outputs_sha256=run.outputs_sha256,
                       task_version=_task_version(metadata, block),
-                      scoring_sha256=_recorded_digest(path, blocks, SCORING_SHA256_KEY),
-                      later_epochs=tuple(by_epoch[1:]),
+                      scoring_sha256=run.scoring_sha256, later_epochs=tuple(by_epoch[1:]),
                       epochs_reducer=tuple([reducer] if isinstance(reducer, str)
                                            else reducer or ()),
-                      model=_inspect_model(spec))
+                      model=run.model)
 
 
 def _dict_or_none(value: Any) -> dict[str, Any] | None:
@@ -812,6 +782,8 @@ class RunResult:
     version: str | None = None  # the task version the run recorded (None: not recorded)
     task_args: Mapping[str, Any] = field(default_factory=dict)  # Inspect's -T, as given
     outputs_sha256: str | None = None  # the digest of the outputs it scored, when recorded
+    provenance: Mapping[str, Any] | None = None  # its provenance block, when it has one
+    scoring_sha256: str | None = None  # provenance.scoring_sha256, when recorded
 
 
 @dataclass
@@ -945,7 +917,10 @@ def _load_result_json(path: Path, strict: bool) -> tuple[Any, str | None]:
                           f"{RESULTS_EXPECTED}.") from None
 
 
-def _lm_eval_result(path: Path, data: Mapping[str, Any]) -> tuple[list[RunResult], list[str]]:
+def _lm_eval_result(path: Path, data: Mapping[str, Any], benchmark_name: str | None = None,
+                    ) -> tuple[list[RunResult], list[str]]:
+    """The runs of an lm-eval results file; ``benchmark_name``: the benchmark of a task
+    the file does not place (its samples' docs name it)."""
     runs, notices = [], []
     configs = _object(path, data, "configs")
     groups = set(_object(path, data, "group_subtasks"))
@@ -958,6 +933,8 @@ def _lm_eval_result(path: Path, data: Mapping[str, Any]) -> tuple[list[RunResult
         metadata = _object(path, _object(path, configs, task), "metadata")
         provenance = _provenance(path, metadata) or {}
         placed = _lm_eval_variant(task, provenance)
+        if isinstance(placed, str) and benchmark_name in registry.available():
+            placed = registry.get(benchmark_name), registry.get(benchmark_name).variants[0]
         if isinstance(placed, str):
             if task not in groups:  # a group's own row repeats its tasks
                 notices.append(f"skipped task {task!r} in {path}: {placed}")
@@ -976,7 +953,9 @@ def _lm_eval_result(path: Path, data: Mapping[str, Any]) -> tuple[list[RunResult
             judge_base_url=_text(provenance.get("judge_base_url"))
             or _text(metadata.get("judge_base_url")),
             created=_created(data.get("date")), per_sample=_lm_eval_samples_file(path, task),
-            outputs_sha256=_recorded_digest(path, [provenance]), **_data_read(provenance)))
+            outputs_sha256=_recorded_digest(path, [provenance]), **_data_read(provenance),
+            provenance=_provenance(path, metadata),
+            scoring_sha256=_recorded_digest(path, [provenance], SCORING_SHA256_KEY)))
     return runs, notices
 
 
@@ -1044,36 +1023,48 @@ def _inspect_result(path: Path) -> tuple[list[RunResult], list[str]]:
     if log is None:  # a zip or JSON that is not an Inspect log
         raise RunLogError(f"{path}: cannot be read as an Inspect log; expected "
                           f"{RESULTS_EXPECTED}.")
-    spec = log.eval
-    metadata = spec.metadata or {}
-    named, recorded = _inspect_recorded(path, spec)
+    named, _ = _inspect_recorded(path, log.eval)
     if named is None or named not in registry.available():
-        return [], [f"skipped {path}: Inspect task {spec.task!r} is not a condambig task"]
+        return [], [f"skipped {path}: Inspect task {log.eval.task!r} is not a condambig task"]
     if log.status != "success" or log.results is None:
         return [], [f"skipped {path}: the Inspect run did not finish (status {log.status})"]
+    return [_inspect_run(path, log, named)], []
+
+
+def _inspect_run(path: Path, log: Any, named: str) -> RunResult:
+    """The run an Inspect log's header records (of benchmark ``named``): the one
+    conversion both readers take it from."""
+    spec = log.eval
+    metadata = spec.metadata or {}
     benchmark = registry.get(named)
     task = _task_key(spec.task)
-    options = _inspect_options(spec, named, recorded)
+    options = _inspect_options(spec, named, _inspect_recorded(path, spec)[1])
     # the temperature the run sampled at: the task's config under the command line's
     # (a variant's task such as condambigqa_paper sets its own), as the plan records it
     temperature = getattr(getattr(log.plan, "config", None), "temperature", None)
     if temperature is None:
         temperature = getattr(spec.model_generate_config, "temperature", None)
     variant = _variant_of_task(benchmark, task, options, temperature)
-    metrics, stderr = _inspect_metrics(log.results.scores)
-    model = _inspect_model(spec)
-    provenance = _provenance(path, metadata) or {}
+    scores = log.results.scores if log.results else []
+    metrics, stderr = _inspect_metrics(scores)
+    provenance = _provenance(path, metadata)
+    block = provenance or {}
     judged = metadata.get("judged")
-    judge = _text(provenance.get("judge")) or (_grader(spec.model_roles) if judged else None)
-    return [RunResult(source=path, framework=INSPECT, model=model, benchmark=named,
-                      variant=variant, task=task, metrics=metrics, stderr=stderr,
-                      n=_int(log.results.completed_samples), options=options, judge=judge,
-                      judge_base_url=_grader_base_url(spec.model_roles) if judge else None,
-                      created=str(spec.created), **_data_read(provenance),
-                      version=_task_version(metadata, provenance) or str(spec.task_version),
-                      task_args=_task_args(spec), outputs_sha256=_recorded_digest(
-                          path, [score.metadata for score in log.results.scores]
-                          + [provenance]))], []
+    grader, grader_url = _grader(spec.model_roles)
+    judge = _text(block.get("judge")) or (grader if judged else None)
+    # with several epochs the run's digest covers every epoch's outputs (``<id>@<epoch>``),
+    # as condambig-score's of the same log does
+    blocks = [score.metadata for score in scores] + [provenance]
+    return RunResult(source=path, framework=INSPECT, model=_inspect_model(spec),
+                     benchmark=named, variant=variant, task=task, metrics=metrics,
+                     stderr=stderr, options=options, judge=judge,
+                     n=_int(log.results.completed_samples) if log.results else None,
+                     judge_base_url=grader_url if judge else None,
+                     created=str(spec.created), **_data_read(block),
+                     version=_task_version(metadata, block) or str(spec.task_version),
+                     task_args=_task_args(spec), provenance=provenance,
+                     outputs_sha256=_recorded_digest(path, blocks),
+                     scoring_sha256=_recorded_digest(path, blocks, SCORING_SHA256_KEY))
 
 
 def _variant_of_task(benchmark: Benchmark, task: str, options: Mapping[str, Any],
@@ -1099,37 +1090,23 @@ def _inspect_model(spec: Any) -> str:
 def _inspect_metrics(scores: Iterable[Any]) -> tuple[dict[str, float | None], dict[str, float]]:
     """Metric -> value and metric -> standard error (``<metric>_stderr``, or a scorer's
     ``stderr`` beside its one metric)."""
-    metrics: dict[str, float | None] = {}
-    stderr: dict[str, float] = {}
+    values: dict[str, Any] = {}
     for score in scores:
-        plain = {name: finite_number(metric.value) for name, metric in score.metrics.items()}
-        single = [name for name in plain if name != "stderr"]
-        for name, value in plain.items():
-            if name.endswith("_stderr"):  # NaN: no stderr (the metric withheld)
-                if value is not None:
-                    stderr[name[: -len("_stderr")]] = value
-            elif name == "stderr":
-                if len(single) == 1 and value is not None:
-                    stderr[single[0]] = value
-            else:
-                metrics[name] = value
-    return metrics, stderr
+        single = [name for name in score.metrics if name != "stderr"]
+        for name, metric in score.metrics.items():
+            if name != "stderr":
+                values[name] = metric.value
+            elif len(single) == 1:
+                values[f"{single[0]}_stderr"] = metric.value
+    return _metrics_and_stderr(values)
 
 
-def _grader_role(roles: Any) -> Any:
-    """The ``grader`` role's model config of an Inspect log (None: no grader)."""
+def _grader(roles: Any) -> tuple[str | None, str | None]:
+    """The model and base URL of an Inspect log's ``grader`` role (None: no grader)."""
     grader = (roles or {}).get("grader")
     if isinstance(grader, list):
         grader = grader[0] if grader else None
-    return grader
-
-
-def _grader(roles: Any) -> str | None:
-    return getattr(_grader_role(roles), "model", None)
-
-
-def _grader_base_url(roles: Any) -> str | None:
-    return _text(getattr(_grader_role(roles), "base_url", None))
+    return getattr(grader, "model", None), _text(getattr(grader, "base_url", None))
 
 
 def _score_json_result(path: Path, data: Mapping[str, Any]) -> tuple[list[RunResult], list[str]]:
@@ -1148,12 +1125,14 @@ def _score_json_result(path: Path, data: Mapping[str, Any]) -> tuple[list[RunRes
     ci95 = {name: (low, high) for name, raw in _object(path, data, "ci95").items()
             if isinstance(raw, list) and len(raw) == 2
             and None not in (low := finite_number(raw[0]), high := finite_number(raw[1]))}
+    provenance = _object(path, data, "provenance")
     return [RunResult(source=path, framework=CLI, model=str(data.get("model") or path.stem),
                       benchmark=named, variant=variant, task=variant.task, metrics=metrics,
                       stderr=stderr, ci95=ci95, n=_int(data.get("n_scored")), options=options,
                       judge=_text(judge), judge_base_url=_text(judge_base_url),
-                      outputs_sha256=_recorded_digest(path, [_object(path, data, "provenance")]),
-                      **_data_read(data))], []
+                      outputs_sha256=_recorded_digest(path, [provenance]),
+                      scoring_sha256=_recorded_digest(path, [provenance], SCORING_SHA256_KEY),
+                      provenance=dict(provenance) or None, **_data_read(data))], []
 
 
 def _record_result(path: Path, data: Mapping[str, Any],

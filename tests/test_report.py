@@ -1099,7 +1099,7 @@ def test_the_judge_is_its_model_and_endpoint_whichever_framework_ran_it():
     from inspect_ai.model._model_config import ModelConfig
 
     from condambig_tasks.report.stats import judge_difference
-    from condambig_tasks.run_logs import _grader_base_url
+    from condambig_tasks.run_logs import _grader
 
     def judged(judge, base_url=None):
         return dataclasses.replace(_run_of("condambigqa", "m", {}), judge=judge,
@@ -1112,4 +1112,5 @@ def test_the_judge_is_its_model_and_endpoint_whichever_framework_ran_it():
                                                   judged("j", "http://b/v1"))
     assert judge_difference(judged(None), judged("j")) is None  # said by the headline check
     roles = {"grader": ModelConfig(model="openai-api/x/judge", base_url="http://h:2/v1")}
-    assert _grader_base_url(roles) == "http://h:2/v1" and _grader_base_url(None) is None
+    assert _grader(roles) == ("openai-api/x/judge", "http://h:2/v1")
+    assert _grader(None) == (None, None)

@@ -153,8 +153,10 @@ def _assert_inspect_records(records: Path, metrics: dict, outputs: dict,
         assert run.model == "openai-api/loopback/scripted" and run.framework == INSPECT
         log = Path(json.loads(Path(run.source).read_text())["source"]["path"])
         from_record, from_log = register.read_run(run.source), register.read_run(log)
-        assert (from_record.row, from_record.command, from_record.version, from_record.task) \
-            == (from_log.row, from_log.command, from_log.version, from_log.task), run.task
+        assert (register.report_row(from_record), register.eval_command(from_record),
+                from_record.version, from_record.task) == \
+            (register.report_row(from_log), register.eval_command(from_log), from_log.version,
+             from_log.task), run.task
         for name, value in metrics[run.task].items():
             if not name.endswith("_stderr") and name != "stderr":
                 assert (value != value and run.metrics[name] is None) or \
