@@ -45,12 +45,15 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from condambig_metrics.judge.errors import UnparseableReplyError
-from condambig_metrics.judge.prompt import SCORE_MAX, SCORE_MIN, delimited_blocks
+from condambig_metrics.judge.prompt import delimited_blocks
 from condambig_metrics.judge.records import (
     DEFAULT_JUDGE_WEIGHTING,
     JUDGE_WEIGHTINGS,
+    SCORE_MAX,
+    SCORE_MIN,
     WEIGHTING_DEEPEVAL,
     JudgeCompletion,
+    Judgement,
     TokenLogprobs,
 )
 from condambig_metrics.text import reasoning_spans, replace_lone_surrogates
@@ -84,15 +87,6 @@ class ParsedScore:
     end: int
     reason: str
     text: str = ""  # the number as written in the reply ("7", "7.0")
-
-
-@dataclass(frozen=True)
-class Judgement:
-    """What one reply yields: the 0..10 score (maybe weighted) and the stated reason."""
-
-    raw_score: float
-    weighted: bool
-    reason: str
 
 
 def parse_reply(text: str, prompt: str | None = None) -> ParsedScore:
