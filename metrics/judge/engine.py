@@ -87,6 +87,12 @@ class JudgeEngine:
         progress_factory: Callable[[str, int], Any] | None = None,
         breaker_probe_seconds: float = 1.0,
     ):
+        if concurrency < 1:
+            raise ValueError(f"judge concurrency must be >= 1, got {concurrency}")
+        if max_retries < 0:
+            raise ValueError(f"judge max_retries must be >= 0, got {max_retries}")
+        if not retry_budget_seconds > 0:
+            raise ValueError(f"judge retry budget must be > 0 seconds, got {retry_budget_seconds}")
         self.backend = backend
         self.cache = cache
         self.concurrency = concurrency

@@ -96,7 +96,8 @@ def parse_reply(text: str, prompt: str | None = None) -> ParsedScore:
     that has one; with no JSON object in the reply, a number the reply starts with. Text
     repeating ``prompt``'s delimited blocks is not read.
     """
-    visible = _blank_echoes(_blank_reasoning(text), prompt)
+    # <think> blocks and copies of the prompt's blocks become spaces: offsets stay aligned
+    visible = _blank_echoes(_blank_spans(text, reasoning_spans(text)), prompt)
     found = last_scored_object(visible)
     if found is None:
         match = _LEADING_NUMBER.search(visible)
@@ -308,18 +309,6 @@ def _weighted_score(tokens: list[TokenLogprobs], parsed: ParsedScore,
             return weighted_mean(top)
         position = token_end
     return None
-
-
-def _blank_reasoning(text: str) -> str:
-    """``text`` with each ``<think>`` block replaced by as many spaces (offsets stay aligned)."""
-    pieces: list[str] = []
-    position = 0
-    for start, end in reasoning_spans(text):
-        pieces.append(text[position:start])
-        pieces.append(" " * (end - start))
-        position = end
-    pieces.append(text[position:])
-    return "".join(pieces)
 
 
 def _blank_echoes(text: str, prompt: str | None) -> str:
