@@ -67,24 +67,20 @@ def logged_judge_notice(benchmark: str, run: LoggedJudge | None, config: Any,
     """One line when the logged run's judge is not the one this rescoring uses."""
     if run is None:
         return None
-    from condambig_metrics.judge import normalized_base_url
-
     again = shlex.join(["condambig-score", *command]) + " " + run.flags()
-    where = f"{run.model} at {normalized_base_url(run.base_url)}"
+    where = describe(run)
     if config is None:
         return (f"the run was judged by {where}; no judge is configured here, so the judged "
                 f"metrics are not reported and pairs are matched without it. To judge as the "
                 f"run did (the key comes from {KEY_VARIABLES}): {again}")
-    same = (config.model == run.model and
-            normalized_base_url(config.base_url) == normalized_base_url(run.base_url))
-    if same:
+    if describe(config) == where:
         return None
-    return (f"the run was judged by {where}; re-judging with {config.model} at "
-            f"{normalized_base_url(config.base_url)}. To judge as the run did: {again}")
+    return (f"the run was judged by {where}; re-judging with {describe(config)}. To judge "
+            f"as the run did: {again}")
 
 
 def describe(config: Any) -> str:
-    """``<model> at <endpoint>`` for messages."""
+    """``<model> at <endpoint>`` of a judge configuration or a :class:`LoggedJudge`."""
     from condambig_metrics.judge import normalized_base_url
 
     return f"{config.model} at {normalized_base_url(config.base_url)}"

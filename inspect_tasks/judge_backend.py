@@ -25,27 +25,28 @@ from inspect_ai.model import GenerateConfig, Model, ModelOutput, get_model, mode
 
 from condambig.grader_connections import grader_connections
 from condambig_metrics.judge import (
-    DEFAULT_BASE_URL,
     JudgeCache,
     JudgeCompletion,
     JudgeEngine,
     PermanentJudgeError,
     TransientJudgeError,
-    normalized_base_url,
     token_logprobs,
 )
 from condambig_metrics.judge.errors import ConnectionFailedError, redact_secrets
-from condambig_metrics.judge.records import DEFAULT_JUDGE_CONCURRENCY, DEFAULT_JUDGE_MAX_RETRIES
+from condambig_metrics.judge.records import (
+    DEFAULT_JUDGE_CONCURRENCY,
+    DEFAULT_JUDGE_MAX_RETRIES,
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_TOP_LOGPROBS,
+    ENDPOINT_STATUS,
+    judge_settings,
+)
 
 GRADER_ROLE = "grader"
 
 
-_DEFAULT_TOP_LOGPROBS = 20
-_DEFAULT_MAX_TOKENS = 256
-
-
-def judge_generate_config(top_logprobs: int = _DEFAULT_TOP_LOGPROBS,
-                          max_tokens: int = _DEFAULT_MAX_TOKENS) -> GenerateConfig:
+def judge_generate_config(top_logprobs: int = DEFAULT_TOP_LOGPROBS,
+                          max_tokens: int = DEFAULT_MAX_TOKENS) -> GenerateConfig:
     """What every judge request asks the grader for: temperature 0 and top logprobs."""
     return GenerateConfig(temperature=0, logprobs=True, top_logprobs=top_logprobs,
                           max_tokens=max_tokens)
@@ -57,22 +58,15 @@ JUDGE_GENERATE_CONFIG = judge_generate_config()
 class InspectJudgeBackend:
     """Sends judge prompts through an Inspect ``Model`` at temperature 0 with top logprobs."""
 
-    def __init__(self, model: Model, top_logprobs: int = _DEFAULT_TOP_LOGPROBS,
-                 max_tokens: int = _DEFAULT_MAX_TOKENS):
+    def __init__(self, model: Model, top_logprobs: int = DEFAULT_TOP_LOGPROBS,
+                 max_tokens: int = DEFAULT_MAX_TOKENS):
         self.model = model
         self.model_name = str(model)
         self.config = judge_generate_config(top_logprobs, max_tokens)
         # The cache key's settings: the model name holds the provider; the endpoint is the
         # provider's base URL when one is set (two servers may serve one model name).
-        settings: dict[str, str] = {}
-        endpoint = normalized_base_url(getattr(getattr(model, "api", None), "base_url", None))
-        if endpoint != DEFAULT_BASE_URL:
-            settings["endpoint"] = endpoint
-        if top_logprobs != _DEFAULT_TOP_LOGPROBS:
-            settings["top_logprobs"] = str(top_logprobs)
-        if max_tokens != _DEFAULT_MAX_TOKENS:
-            settings["max_tokens"] = str(max_tokens)
-        self.cache_settings = settings
+        self.cache_settings = judge_settings(getattr(getattr(model, "api", None), "base_url",
+                                                     None), top_logprobs, max_tokens)
         # set when the grader refused a request as a whole (HTTP 401/403/404): no later
         # judgement can succeed, so the scorer ends the run
         self.endpoint_error: str | None = None
@@ -156,10 +150,6 @@ def _chain(error: BaseException) -> Iterator[BaseException]:
         seen.add(id(current))
         yield current
         current = current.__cause__ or current.__context__
-
-
-ENDPOINT_STATUS = frozenset({401, 403, 404})
-"""HTTP statuses that refuse every request (key, permission, model or URL), not one."""
 
 
 def status_code(error: BaseException) -> int | None:

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from condambig_metrics.judge.scoring import _blank_reasoning, parse_reply
+from condambig_metrics.judge.scoring import _blank_spans, parse_reply
 from condambig_metrics.text import (
     code_fences,
     f1_from_tokens,
@@ -55,7 +55,9 @@ TEXTS = st.lists(PIECES, max_size=16).map("".join)
 def test_scans_follow_the_regular_expressions(text: str):
     assert strip_reasoning(text) == strip_reasoning_by_regex(text)
     assert [m.span() for m in THINK_BLOCK.finditer(text)] == reasoning_spans(text)
-    assert _blank_reasoning(text) == THINK_BLOCK.sub(lambda m: " " * len(m.group(0)), text)
+    # what the judge's reply reader does with <think> blocks (scoring.parse_reply)
+    assert _blank_spans(text, reasoning_spans(text)) == THINK_BLOCK.sub(
+        lambda m: " " * len(m.group(0)), text)
     assert _fenced_blocks(text) == TASK_FENCE.findall(text)
     assert _closed_fence_blocks(text) == CONDITIONALQA_FENCE.findall(text)
     whole = WHOLE_REPLY_FENCE.match(text.strip())
@@ -91,7 +93,7 @@ def test_scans_are_linear_on_adversarial_text(make):
     """4x the text takes well under 16x (quadratic) the work."""
     def scan(text: str) -> None:
         strip_reasoning(text)
-        _blank_reasoning(text)
+        _blank_spans(text, reasoning_spans(text))
         _fenced_blocks(text)
         _closed_fence_blocks(text)
         unwrap_code_fence(text + "```")

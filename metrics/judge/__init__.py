@@ -16,14 +16,10 @@ from condambig_metrics.judge.errors import (
     TransientJudgeError,
     UnparseableReplyError,
 )
-from condambig_metrics.judge.openai_backend import (
-    DEFAULT_BASE_URL,
-    OpenAIJudgeBackend,
-    normalized_base_url,
-    openai_judge_engine,
-)
+from condambig_metrics.judge.openai_backend import OpenAIJudgeBackend, openai_judge_engine
 from condambig_metrics.judge.prompt import render_prompt
 from condambig_metrics.judge.records import (
+    DEFAULT_BASE_URL,
     DEFAULT_JUDGE_WEIGHTING,
     JUDGE_WEIGHTINGS,
     WEIGHTING_CONDAMBIG,
@@ -37,6 +33,7 @@ from condambig_metrics.judge.records import (
     JudgeStats,
     JudgeWeighting,
     TokenLogprobs,
+    normalized_base_url,
 )
 from condambig_metrics.judge.scoring import (
     deepeval_weighted_score,

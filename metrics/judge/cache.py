@@ -31,12 +31,15 @@ import sqlite3
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from condambig_metrics.judge.errors import JudgeCacheError
-from condambig_metrics.judge.prompt import SCORE_MAX, SCORE_MIN
-from condambig_metrics.judge.records import DEFAULT_JUDGE_WEIGHTING
+from condambig_metrics.judge.records import (
+    DEFAULT_JUDGE_WEIGHTING,
+    SCORE_MAX,
+    SCORE_MIN,
+    Judgement,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -60,13 +63,6 @@ CREATE TABLE IF NOT EXISTS judgements (
     created REAL NOT NULL DEFAULT (julianday('now'))
 )
 """
-
-
-@dataclass(frozen=True)
-class CachedJudgement:
-    raw_score: float
-    weighted: bool
-    reason: str
 
 
 def cache_key(model_name: str, prompt: str, weighting: str = DEFAULT_JUDGE_WEIGHTING,
@@ -126,7 +122,7 @@ class JudgeCache:
         finally:
             cache.close()
 
-    def get(self, key: str) -> CachedJudgement | None:
+    def get(self, key: str) -> Judgement | None:
         """The stored judgement, or None: not stored, not valid, or the file unreadable."""
         with self._lock:
             connection = self._connect()
@@ -154,7 +150,7 @@ class JudgeCache:
                                    self.path, row[0], row[1], type(row[2]).__name__)
             return judgement
 
-    def put(self, key: str, model_name: str, judgement: CachedJudgement) -> None:
+    def put(self, key: str, model_name: str, judgement: Judgement) -> None:
         """Store a judgement; a value :meth:`get` would refuse is not stored, and a failed
         write (a full disk) is logged once and ends storing for this run, never the run."""
         if _valid_judgement(judgement.raw_score, int(judgement.weighted),
@@ -329,7 +325,7 @@ def _check_usable(connection: sqlite3.Connection) -> None:
         connection.execute("ROLLBACK")
 
 
-def _valid_judgement(raw_score: object, weighted: object, reason: object) -> CachedJudgement | None:
+def _valid_judgement(raw_score: object, weighted: object, reason: object) -> Judgement | None:
     """The judgement a stored row holds, or None when no judgement can have these values."""
     if isinstance(raw_score, bool) or not isinstance(raw_score, (int, float)):
         return None
@@ -337,7 +333,7 @@ def _valid_judgement(raw_score: object, weighted: object, reason: object) -> Cac
         return None
     if isinstance(weighted, bool) or weighted not in (0, 1) or not isinstance(reason, str):
         return None
-    return CachedJudgement(raw_score=float(raw_score), weighted=bool(weighted), reason=reason)
+    return Judgement(raw_score=float(raw_score), weighted=bool(weighted), reason=reason)
 
 
 def _set_up(connection: sqlite3.Connection, patience_seconds: float) -> None:

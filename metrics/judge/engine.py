@@ -20,11 +20,11 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import replace
 from typing import Any
 
 from condambig_metrics.judge.breaker import ConnectionBreaker
-from condambig_metrics.judge.cache import CachedJudgement, JudgeCache, cache_key
+from condambig_metrics.judge.cache import JudgeCache, cache_key
 from condambig_metrics.judge.errors import (
     ConnectionFailedError,
     JudgeError,
@@ -36,12 +36,13 @@ from condambig_metrics.judge.errors import (
     UnparseableReplyError,
     redact_secrets,
 )
-from condambig_metrics.judge.prompt import SCORE_MAX, render_prompt
+from condambig_metrics.judge.prompt import render_prompt
 from condambig_metrics.judge.records import (
     DEFAULT_JUDGE_CONCURRENCY,
     DEFAULT_JUDGE_MAX_RETRIES,
     JudgeBackend,
     JudgeCompletion,
+    Judgement,
     JudgeRequest,
     JudgeResult,
     JudgeStats,
@@ -67,17 +68,6 @@ def record_judgements() -> Iterator[list[dict[str, Any]]]:
         yield transcript
     finally:
         _TRANSCRIPT.reset(token)
-
-
-@dataclass
-class _Counters:
-    requests_sent: int = 0
-    cache_hits: int = 0
-    retries: int = 0
-    failures: int = 0
-    logprob_fallbacks: int = 0
-    judged: int = 0  # judgements obtained, from the endpoint or the cache
-    last_error: str | None = None
 
 
 class JudgeEngine:
@@ -112,7 +102,9 @@ class JudgeEngine:
         self.backoff_max_seconds = backoff_max_seconds
         self.retry_budget_seconds = retry_budget_seconds
         self.progress_factory = progress_factory
-        self._counters = _Counters()
+        self._stats = JudgeStats()
+        self._judged = 0  # judgements obtained, from the endpoint or the cache
+        self._last_error: str | None = None
         self._endpoint_error: PermanentJudgeError | None = None
         self._throttle = EndpointThrottle(concurrency, backoff_initial_seconds,
                                           backoff_max_seconds)
@@ -125,9 +117,7 @@ class JudgeEngine:
 
     @property
     def stats(self) -> JudgeStats:
-        counters = self._counters
-        return JudgeStats(counters.requests_sent, counters.cache_hits, counters.retries,
-                          counters.failures, counters.logprob_fallbacks)
+        return replace(self._stats)
 
     @property
     def endpoint_failure(self) -> str | None:
@@ -139,10 +129,9 @@ class JudgeEngine:
         """
         if self._endpoint_error is not None:
             return str(self._endpoint_error)
-        counters = self._counters
-        if counters.failures and not counters.judged:
-            return (f"all {counters.failures} judgement(s) failed; the last error: "
-                    f"{counters.last_error}")
+        if self._stats.failures and not self._judged:
+            return (f"all {self._stats.failures} judgement(s) failed; the last error: "
+                    f"{self._last_error}")
         return None
 
     @property
@@ -205,7 +194,7 @@ class JudgeEngine:
         if isinstance(obtained, JudgeResult):  # cached under settings changed meanwhile
             return obtained
         judgement, settings = obtained
-        self._counters.judged += 1
+        self._judged += 1
         if self.cache is not None:
             try:
                 self.cache.put(self._key(prompt, weighting, settings), self.backend.model_name,
@@ -213,7 +202,7 @@ class JudgeEngine:
             except (OSError, ValueError, sqlite3.Error) as error:  # keep the judgement; only resuming suffers
                 logger.warning("judge cache %s: could not store a result: %s",
                                self.cache.path, error)
-        return _result(judgement, cached=False)
+        return JudgeResult.of(judgement, cached=False)
 
     def _cache_settings(self) -> dict[str, str]:
         return dict(getattr(self.backend, "cache_settings", None) or {})
@@ -228,13 +217,13 @@ class JudgeEngine:
         hit = self.cache.get(self._key(prompt, weighting, settings))
         if hit is None:
             return None
-        self._counters.cache_hits += 1
-        self._counters.judged += 1
-        return _result(hit, cached=True)
+        self._stats.cache_hits += 1
+        self._judged += 1
+        return JudgeResult.of(hit, cached=True)
 
     async def _ask_with_retries(
         self, prompt: str, weighting: str, settings: dict[str, str],
-    ) -> tuple[CachedJudgement, Mapping[str, str]] | JudgeResult:
+    ) -> tuple[Judgement, Mapping[str, str]] | JudgeResult:
         """The judgement and the settings it was obtained with (or a cache hit, when the
         backend's settings changed while the request waited).
 
@@ -276,7 +265,7 @@ class JudgeEngine:
                 except LogprobsRefusedError:
                     # The backend has switched log-probabilities off: ask again now, as every
                     # request in flight when the refusals came back does.
-                    self._counters.logprob_fallbacks += 1
+                    self._stats.logprob_fallbacks += 1
                     retry = True
                     continue
                 except RateLimitedError as error:
@@ -299,8 +288,7 @@ class JudgeEngine:
                     throttle.succeeded()
                     obtained_with = (settings if completion.cache_settings is None
                                      else dict(completion.cache_settings))
-                    return (CachedJudgement(judgement.raw_score, judgement.weighted,
-                                            judgement.reason), obtained_with)
+                    return judgement, obtained_with
             finally:
                 if probe:  # not sent (or its sending was cancelled)
                     self.breaker.report(True, None)
@@ -322,25 +310,34 @@ class JudgeEngine:
                     f"{self.retry_budget_seconds:g} s (CONDAMBIG_JUDGE_RETRY_BUDGET / "
                     "--metadata judge_retry_budget)", retry_after=failure.retry_after,
                 ) from failure
-            self._counters.retries += 1
+            self._stats.retries += 1
             logger.debug("judge request failed (%s); retrying", failure)
             if wait:
                 await asyncio.sleep(wait)
             retry = True
 
     async def _send_watched(self, prompt: str, probe: bool) -> JudgeCompletion:
-        """:meth:`_send`, telling the breaker whether the endpoint accepted the connection."""
+        """One request to the backend (counted as sent unless it refused to send it),
+        telling the breaker whether the endpoint accepted the connection."""
         connected: bool | None = None
         error_text = ""
         sent_at = time.monotonic()
+        self._stats.requests_sent += 1
         try:
-            completion = await self._send(prompt)
+            completion = await asyncio.wait_for(self.backend.complete(prompt),
+                                                self.request_timeout_seconds)
             connected = True
             return completion
+        except asyncio.TimeoutError as error:
+            connected = True  # a slow endpoint is there
+            raise TransientJudgeError(
+                f"judge request timed out after {self.request_timeout_seconds} s"
+            ) from error
         except ConnectionFailedError as error:
             connected, error_text = False, str(error)
             raise
         except RequestNotSentError:
+            self._stats.requests_sent -= 1  # the backend refused it before sending
             raise
         except JudgeError:  # an answer, or a timeout: the endpoint is there
             connected = True
@@ -348,46 +345,23 @@ class JudgeEngine:
         finally:
             self.breaker.report(probe, connected, error_text, sent_at)
 
-    async def _send(self, prompt: str) -> JudgeCompletion:
-        self._counters.requests_sent += 1
-        try:
-            if self.request_timeout_seconds is None:
-                return await self.backend.complete(prompt)
-            return await asyncio.wait_for(self.backend.complete(prompt),
-                                          self.request_timeout_seconds)
-        except asyncio.TimeoutError as error:
-            raise TransientJudgeError(
-                f"judge request timed out after {self.request_timeout_seconds} s"
-            ) from error
-        except RequestNotSentError:
-            self._counters.requests_sent -= 1  # the backend refused it before sending
-            raise
-
     def _failed(self, error: str, quiet: bool = False) -> JudgeResult:
         """A failed judgement, counted and logged (``quiet``: at debug level, for failures
         of the endpoint as a whole, which the front end reports once at the end)."""
         # the reason is written to per-sample files, results and logs: no key in it
-        error = redact_secrets(error, [_backend_key(self.backend)])
-        self._counters.failures += 1
-        self._counters.last_error = error
+        key = getattr(getattr(self.backend, "config", None), "api_key", None)
+        error = redact_secrets(error, [key if isinstance(key, str) else None])
+        self._stats.failures += 1
+        self._last_error = error
         if quiet:
             logger.debug("judge %s: judgement failed: %s", self.backend.model_name, error)
-        elif self._counters.failures <= _FAILURES_LOGGED:
+        elif self._stats.failures <= _FAILURES_LOGGED:
             logger.warning("judge %s: judgement failed: %s%s", self.backend.model_name, error,
                            " (further failures are logged at debug level)"
-                           if self._counters.failures == _FAILURES_LOGGED else "")
+                           if self._stats.failures == _FAILURES_LOGGED else "")
         else:
             logger.debug("judge %s: judgement failed: %s", self.backend.model_name, error)
         return JudgeResult.failure(error)
-
-
-def _backend_key(backend: Any) -> str | None:
-    """The API key a backend (or the backend it wraps) sends, where it keeps one."""
-    for candidate in (backend, getattr(backend, "backend", None)):
-        key = getattr(getattr(candidate, "config", None), "api_key", None)
-        if isinstance(key, str):
-            return key
-    return None
 
 
 def _transcript_entry(prompt: str, result: JudgeResult) -> dict[str, Any]:
@@ -395,10 +369,3 @@ def _transcript_entry(prompt: str, result: JudgeResult) -> dict[str, Any]:
             "score": result.score, "weighted": result.weighted, "cached": result.cached,
             "failed": result.failed, "error": result.error}
 
-
-def _result(judgement: CachedJudgement, cached: bool) -> JudgeResult:
-    return JudgeResult(
-        score=judgement.raw_score / SCORE_MAX, raw_score=judgement.raw_score,
-        weighted=judgement.weighted, failed=False, error=None, cached=cached,
-        reason=judgement.reason,
-    )

@@ -23,7 +23,7 @@ import urllib.request
 from collections.abc import Callable, Mapping
 from email.utils import parsedate_to_datetime
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from condambig_metrics.judge.cache import JudgeCache
 from condambig_metrics.judge.engine import JudgeEngine
@@ -36,16 +36,18 @@ from condambig_metrics.judge.errors import (
     TransientJudgeError,
     redact_secrets,
 )
-from condambig_metrics.judge.records import JudgeCompletion, JudgeConfig
+from condambig_metrics.judge.records import (
+    ENDPOINT_STATUS,
+    JudgeCompletion,
+    JudgeConfig,
+    judge_settings,
+    normalized_base_url,
+)
 from condambig_metrics.judge.scoring import token_logprobs
 
 # Key sent when the endpoint needs none (a local vLLM server), as the OpenAI SDK does.
 _PLACEHOLDER_API_KEY = "EMPTY"
 _RETRYABLE_STATUS = {408, 409, 425, 429}
-_ENDPOINT_STATUS = {401, 403, 404}
-# The endpoint the OpenAI SDK uses when no base URL is given.
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
-_DEFAULTS = JudgeConfig(model="defaults")
 _MESSAGE_CHARACTERS = 300  # of an error body quoted in a message
 # Headers the OpenAI SDK adds from these variables (organisation and project of the key).
 _ACCOUNT_HEADERS = {"OpenAI-Organization": "OPENAI_ORG_ID", "OpenAI-Project": "OPENAI_PROJECT_ID"}
@@ -77,23 +79,14 @@ class OpenAIJudgeBackend:
 
     @property
     def cache_settings(self) -> dict[str, str]:
-        """The settings that change a judgement and differ from their defaults: the endpoint
-        (two servers may serve one model name differently), ``top_logprobs`` (0: no
-        log-probabilities, so no weighting; also after the endpoint refused them) and
-        ``max_tokens``. Temperature is always 0."""
+        """:func:`~condambig_metrics.judge.records.judge_settings` as they are now
+        (``top_logprobs`` 0 after the endpoint refused log-probabilities)."""
         return self._settings(self._logprobs_supported)
 
     def _settings(self, with_logprobs: bool) -> dict[str, str]:
-        settings: dict[str, str] = {}
-        endpoint = normalized_base_url(self.config.base_url)
-        if endpoint != DEFAULT_BASE_URL:
-            settings["endpoint"] = endpoint
-        top_logprobs = self.config.top_logprobs if with_logprobs else 0
-        if top_logprobs != _DEFAULTS.top_logprobs:
-            settings["top_logprobs"] = str(top_logprobs)
-        if self.config.max_tokens != _DEFAULTS.max_tokens:
-            settings["max_tokens"] = str(self.config.max_tokens)
-        return settings
+        return judge_settings(self.config.base_url,
+                              self.config.top_logprobs if with_logprobs else 0,
+                              self.config.max_tokens)
 
     async def check(self, prompt: str) -> JudgeCompletion:
         """The check request before any generation: as a judgement, but a few tokens."""
@@ -193,15 +186,6 @@ class OpenAIJudgeBackend:
         return self._session, self._proxy
 
 
-def normalized_base_url(base_url: str | None) -> str:
-    """The endpoint a base URL names, written one way (no base URL: api.openai.com)."""
-    if base_url is None or not base_url.strip():
-        return DEFAULT_BASE_URL
-    parts = urlsplit(base_url.strip())
-    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path.rstrip("/"),
-                       parts.query, ""))
-
-
 def openai_judge_engine(
     config: JudgeConfig, progress_factory: Callable[[str, int], Any] | None = None,
 ) -> JudgeEngine:
@@ -255,7 +239,7 @@ def classify_status(status: int, message: str, code: str | None,
     }.get(status, "the endpoint rejected the request")
     return PermanentJudgeError(
         f"judge endpoint returned HTTP {status}: {message}. What to do: {hint}",
-        affects_all_requests=status in _ENDPOINT_STATUS, status=status,
+        affects_all_requests=status in ENDPOINT_STATUS, status=status,
     )
 
 

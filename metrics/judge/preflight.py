@@ -111,7 +111,7 @@ async def check_judge_async(backend: Any, where: str, *, attempts: int | None = 
             raise JudgeUnavailableError(_message(subject, error, what_to_set, moment),
                                         attempt + 1) from None
         except (TransientJudgeError, asyncio.TimeoutError, OSError) as error:
-            if _rate_limited(error):
+            if isinstance(error, RateLimitedError):  # there and busy: the engine waits
                 return attempt + 1
             last = error
         if attempt + 1 < attempts:
@@ -140,11 +140,6 @@ def check_judge(backend: Any, where: str, **keywords: Any) -> None:
         return
     with ThreadPoolExecutor(max_workers=1) as pool:
         pool.submit(asyncio.run, run()).result()
-
-
-def _rate_limited(error: BaseException) -> bool:
-    """The endpoint is there and busy (the engine waits for it)."""
-    return isinstance(error, RateLimitedError)
 
 
 def _message(subject: str, error: BaseException | None, what_to_set: str | JudgeSettings,
@@ -193,9 +188,6 @@ class CheckedBackend:
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_lock": None}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
 
     async def complete(self, prompt: str) -> Any:
         await self._check_once()

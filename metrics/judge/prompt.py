@@ -18,11 +18,9 @@ from __future__ import annotations
 
 import re
 
-from condambig_metrics.judge.records import JudgeRequest
+from condambig_metrics.judge.records import SCORE_MAX, SCORE_MIN, JudgeRequest
 from condambig_metrics.text import replace_lone_surrogates
 
-SCORE_MIN = 0
-SCORE_MAX = 10
 MIN_DELIMITER_LENGTH = 3
 
 _ANGLE_RUN = re.compile(r"<+|>+")

@@ -10,7 +10,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, Protocol, get_args, runtime_checkable
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 # How a reply's score is weighted by the judge's token probabilities (``scoring.judge_reply``):
 # "condambig": expectation over the 0..10 alternatives at the token carrying the parsed score;
@@ -27,6 +27,39 @@ DEFAULT_JUDGE_CONCURRENCY = 32
 # Retries of one judgement after a transient error (timeouts, 5xx, dropped connections),
 # for every front end; the check before generation tries as often (1 + this).
 DEFAULT_JUDGE_MAX_RETRIES = 4
+SCORE_MIN, SCORE_MAX = 0, 10  # the scale the judge is asked for
+# The endpoint the OpenAI SDK uses when no base URL is given.
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_TOP_LOGPROBS = 20
+DEFAULT_MAX_TOKENS = 256
+ENDPOINT_STATUS = frozenset({401, 403, 404})
+"""HTTP statuses that refuse every request (key, permission, model or URL), not one."""
+
+
+def normalized_base_url(base_url: str | None) -> str:
+    """The endpoint a base URL names, written one way (no base URL: api.openai.com)."""
+    if base_url is None or not base_url.strip():
+        return DEFAULT_BASE_URL
+    parts = urlsplit(base_url.strip())
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path.rstrip("/"),
+                       parts.query, ""))
+
+
+def judge_settings(base_url: str | None, top_logprobs: int = DEFAULT_TOP_LOGPROBS,
+                   max_tokens: int = DEFAULT_MAX_TOKENS) -> dict[str, str]:
+    """A backend's settings that change a judgement and differ from their defaults, for the
+    cache key: the endpoint (two servers may serve one model name differently),
+    ``top_logprobs`` (0: no log-probabilities, so no weighting) and ``max_tokens``.
+    Temperature is always 0."""
+    settings: dict[str, str] = {}
+    endpoint = normalized_base_url(base_url)
+    if endpoint != DEFAULT_BASE_URL:
+        settings["endpoint"] = endpoint
+    if top_logprobs != DEFAULT_TOP_LOGPROBS:
+        settings["top_logprobs"] = str(top_logprobs)
+    if max_tokens != DEFAULT_MAX_TOKENS:
+        settings["max_tokens"] = str(max_tokens)
+    return settings
 
 
 @dataclass(frozen=True)
@@ -59,6 +92,16 @@ class JudgeRequest:
 
 
 @dataclass(frozen=True)
+class Judgement:
+    """What one reply yields, as the cache stores it: the 0..10 score (maybe weighted) and
+    the stated reason."""
+
+    raw_score: float
+    weighted: bool
+    reason: str
+
+
+@dataclass(frozen=True)
 class JudgeResult:
     """A judgement. ``score`` is None when it failed: callers exclude it, never count it as 0."""
 
@@ -74,6 +117,12 @@ class JudgeResult:
     def failure(cls, error: str) -> JudgeResult:
         return cls(score=None, raw_score=None, weighted=False, failed=True, error=error,
                    cached=False, reason="")
+
+    @classmethod
+    def of(cls, judgement: Judgement, cached: bool) -> JudgeResult:
+        return cls(score=judgement.raw_score / SCORE_MAX, raw_score=judgement.raw_score,
+                   weighted=judgement.weighted, failed=False, error=None, cached=cached,
+                   reason=judgement.reason)
 
 
 @dataclass(frozen=True)
@@ -94,9 +143,9 @@ class JudgeConfig:
     max_retries: int = DEFAULT_JUDGE_MAX_RETRIES
     timeout_seconds: float = 60.0
     cache_path: str | None = None  # sqlite file chosen by the user
-    top_logprobs: int = 20
+    top_logprobs: int = DEFAULT_TOP_LOGPROBS
     cache_enabled: bool = True
-    max_tokens: int = 256
+    max_tokens: int = DEFAULT_MAX_TOKENS
     default_cache_path: str | None = None  # sqlite file used when cache_path is None
     # judgements allowed to fail finally before the judged metrics are withheld (null with
     # the reason): a mean over the judgements that happened to succeed is biased
@@ -158,7 +207,7 @@ class JudgeCompletion:
     cache_settings: Mapping[str, str] | None = None
 
 
-@dataclass(frozen=True)
+@dataclass
 class JudgeStats:
     """Counters over an engine's lifetime.
 

@@ -45,12 +45,15 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from condambig_metrics.judge.errors import UnparseableReplyError
-from condambig_metrics.judge.prompt import SCORE_MAX, SCORE_MIN, delimited_blocks
+from condambig_metrics.judge.prompt import delimited_blocks
 from condambig_metrics.judge.records import (
     DEFAULT_JUDGE_WEIGHTING,
     JUDGE_WEIGHTINGS,
+    SCORE_MAX,
+    SCORE_MIN,
     WEIGHTING_DEEPEVAL,
     JudgeCompletion,
+    Judgement,
     TokenLogprobs,
 )
 from condambig_metrics.text import reasoning_spans, replace_lone_surrogates
@@ -86,15 +89,6 @@ class ParsedScore:
     text: str = ""  # the number as written in the reply ("7", "7.0")
 
 
-@dataclass(frozen=True)
-class Judgement:
-    """What one reply yields: the 0..10 score (maybe weighted) and the stated reason."""
-
-    raw_score: float
-    weighted: bool
-    reason: str
-
-
 def parse_reply(text: str, prompt: str | None = None) -> ParsedScore:
     """Find the score in a reply; raise :class:`UnparseableReplyError` when there is none.
 
@@ -102,7 +96,8 @@ def parse_reply(text: str, prompt: str | None = None) -> ParsedScore:
     that has one; with no JSON object in the reply, a number the reply starts with. Text
     repeating ``prompt``'s delimited blocks is not read.
     """
-    visible = _blank_echoes(_blank_reasoning(text), prompt)
+    # <think> blocks and copies of the prompt's blocks become spaces: offsets stay aligned
+    visible = _blank_echoes(_blank_spans(text, reasoning_spans(text)), prompt)
     found = last_scored_object(visible)
     if found is None:
         match = _LEADING_NUMBER.search(visible)
@@ -314,18 +309,6 @@ def _weighted_score(tokens: list[TokenLogprobs], parsed: ParsedScore,
             return weighted_mean(top)
         position = token_end
     return None
-
-
-def _blank_reasoning(text: str) -> str:
-    """``text`` with each ``<think>`` block replaced by as many spaces (offsets stay aligned)."""
-    pieces: list[str] = []
-    position = 0
-    for start, end in reasoning_spans(text):
-        pieces.append(text[position:start])
-        pieces.append(" " * (end - start))
-        position = end
-    pieces.append(text[position:])
-    return "".join(pieces)
 
 
 def _blank_echoes(text: str, prompt: str | None) -> str:
