@@ -130,8 +130,6 @@ class LmEvalTask:
 
         show_project_logs()
         config = task_config
-        if config is not None:  # lm-eval writes config.metadata to results_*.json
-            _drop_judge_api_keys(config.metadata)
         benchmark = self.benchmark
         fixed = metadata.pop(TASK_OPTIONS_KEY, None) or {}
         resolved = resolve_lm_eval_options(benchmark, metadata, fixed)
@@ -145,7 +143,9 @@ class LmEvalTask:
         items, records, provenance = run.load(judge=None if judge is None else judge.model)
         if judge is not None and not lm_eval_preflight.at_openai(judge):
             provenance["judge_base_url"] = judge.base_url
-        _record_in_task_config(config, provenance)
+        if config is not None:  # lm-eval writes config.metadata to results_*.json
+            _drop_judge_api_keys(config.metadata)
+            config.metadata["provenance"] = provenance  # configs.<task>.metadata.provenance
         reported = reported_metrics(benchmark, options, run.judged)
         self._loaded = LoadedRun(run, judge, {benchmark.item_id(item): item for item in items},
                                  tuple(reported), frozenset(_whole_sample_metrics(reported)))
@@ -197,9 +197,10 @@ class LmEvalTask:
                 values[spec.name] = math.nan if value is None else float(value)
         return values
 
-    def aggregation(self, metric: str) -> Callable[[list[Any]], float]:
-        """``agg_<metric>``: the corpus value of one metric from lm-eval's items."""
-        return functools.partial(self.aggregate, metric)
+    def aggregation(self, metric: str, task: Any = None) -> Aggregation:
+        """``agg_<metric>``: the corpus value of one metric from lm-eval's items, for the
+        lm-eval ``task`` that reports it (None outside a task)."""
+        return Aggregation(self, metric, task)
 
     # ------------------------------------------------------------------ aggregation
     def aggregate(self, metric: str, items: list[Any], task: Any = None) -> float:
@@ -266,6 +267,25 @@ class LmEvalTask:
         raise AttributeError(name)
 
 
+class Aggregation:
+    """One metric's aggregation, bound to the task that reports it (lm-eval calls it with
+    the metric's items only)."""
+
+    def __init__(self, hooks: LmEvalTask, metric: str, task: Any = None) -> None:
+        self.hooks, self.metric, self.task = hooks, metric, task
+
+    def __call__(self, items: list[Any]) -> float:
+        return self.hooks.aggregate(self.metric, items, self.task)
+
+    def __deepcopy__(self, memo: dict) -> Aggregation:
+        # TaskConfig.to_dict deep-copies the config (dataclasses.asdict): not the task
+        return self
+
+    def __repr__(self) -> str:  # what to_dict writes for it (it has no source of its own)
+        return (f"condambig_tasks.lm_eval_glue.LmEvalTask({self.hooks.benchmark_name!r})"
+                f".{AGGREGATION_PREFIX}{self.metric}")
+
+
 def _drop_judge_api_keys(metadata: dict[str, Any]) -> None:
     """A key in lm-eval's ``--metadata`` (plain, or scoped to a benchmark:
     ``{"condambigqa": {"judge_api_key": ...}}``) is a secret: lm-eval writes the metadata
@@ -275,16 +295,6 @@ def _drop_judge_api_keys(metadata: dict[str, Any]) -> None:
     for name, value in list(metadata.items()):
         if isinstance(value, dict) and "judge_api_key" in value:
             metadata[name] = {k: v for k, v in value.items() if k != "judge_api_key"}
-
-
-def _record_in_task_config(config: Any, provenance: dict[str, Any]) -> None:
-    """Put the provenance block in the task's ``config.metadata``, which lm-eval writes to
-    the results JSON (``configs.<task>.metadata.provenance``); without the task config
-    (another caller than lm-eval's ``ConfigurableTask.download``) it is only logged."""
-    if config is not None:
-        config.metadata["provenance"] = provenance
-    else:
-        logger.info("%s provenance: %s", provenance["benchmark"], json.dumps(provenance))
 
 
 def _whole_sample_metrics(active: list[Any]) -> set[str]:
