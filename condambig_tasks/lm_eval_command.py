@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass
 
 
 def running_lm_eval_command() -> bool:
@@ -23,19 +22,6 @@ def running_lm_eval_command() -> bool:
     main = sys.modules.get("__main__")
     name = getattr(getattr(main, "__spec__", None), "name", "") or ""
     return "lm_eval.__main__" in sys.modules or name in {"lm_eval", "lm_eval.__main__"}
-
-
-@dataclass(frozen=True)
-class RunOutput:
-    """Where lm-eval writes this run: ``--output_path`` (None: nothing is written) and
-    whether ``--log_samples`` keeps every output (what ``--from-log`` needs)."""
-
-    output_path: str | None
-    log_samples: bool
-
-    @property
-    def keeps_samples(self) -> bool:
-        return bool(self.output_path) and self.log_samples
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -65,9 +51,10 @@ def model_name(argv: list[str]) -> str | None:
     return arguments.model
 
 
-def command_output(argv: list[str]) -> RunOutput:
-    """``--output_path`` / ``--log_samples`` of an ``lm_eval`` command line (``argv``
-    without the program name), with those of its ``--config`` YAML underneath."""
+def kept_samples(argv: list[str]) -> str | None:
+    """The ``--output_path`` of an ``lm_eval`` command line (``argv`` without the program
+    name) when ``--log_samples`` keeps every output there (what ``--from-log`` needs),
+    with those of its ``--config`` YAML underneath; else None."""
     arguments, _ = _parser().parse_known_args(argv)
     from_yaml: dict = {}
     if arguments.config:
@@ -79,9 +66,4 @@ def command_output(argv: list[str]) -> RunOutput:
             from_yaml = {}
     path = arguments.output_path or from_yaml.get("output_path")
     log_samples = arguments.log_samples or bool(from_yaml.get("log_samples"))
-    return RunOutput(str(path) if path else None, bool(log_samples))
-
-
-def run_output() -> RunOutput | None:
-    """The run's output options when this process is the ``lm_eval`` command, else None."""
-    return command_output(sys.argv[1:]) if running_lm_eval_command() else None
+    return str(path) if path and log_samples else None

@@ -125,7 +125,6 @@ class GroupSpec:
     tasks: tuple[str, ...]
     version: int
     averages_suite_score: bool
-    declared_in: str  # the benchmark (or registry) that declares it
 
 
 def benchmark_group(benchmark: Benchmark) -> GroupSpec | None:
@@ -137,8 +136,7 @@ def benchmark_group(benchmark: Benchmark) -> GroupSpec | None:
     return GroupSpec(benchmark.group,
                      tuple(v.task for v in benchmark.variants if v.temperature is None),
                      task_version(benchmark).comparability,
-                     averages_suite_score=benchmark.suite_member == benchmark.group,
-                     declared_in=benchmark.name)
+                     averages_suite_score=benchmark.suite_member == benchmark.group)
 
 
 def suite_group() -> GroupSpec:
@@ -146,7 +144,7 @@ def suite_group() -> GroupSpec:
     return GroupSpec(registry.SUITE,
                      tuple(registry.get(name).suite_member for name in registry.BENCHMARKS),
                      TaskVersion(registry.SUITE_VERSION).comparability,
-                     averages_suite_score=True, declared_in="registry")
+                     averages_suite_score=True)
 
 
 def spec_groups() -> dict[str, GroupSpec]:

@@ -26,7 +26,6 @@ aggregates the gathered items).
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import logging
@@ -59,7 +58,6 @@ from condambig_tasks.benchmark import (
     plain_summary,
     reported_metrics,
     run_blocking,
-    uses_judge,
 )
 from condambig_tasks.lm_eval_options import resolve_lm_eval_options
 from condambig_tasks.progress import Progress, show_project_logs
@@ -132,27 +130,22 @@ class LmEvalTask:
 
         show_project_logs()
         config = task_config
-        if config is not None:  # lm-eval writes config.metadata to results_*.json
-            _drop_judge_api_keys(config.metadata)
         benchmark = self.benchmark
         fixed = metadata.pop(TASK_OPTIONS_KEY, None) or {}
         resolved = resolve_lm_eval_options(benchmark, metadata, fixed)
-        options, metadata = resolved.options, resolved.metadata
-        judge_options = (settings.lm_eval_judge_options(metadata)
-                         if uses_judge(benchmark) and benchmark.judge_applies(options) else {})
+        options = resolved.options
         run, judge = BenchmarkRun.with_options(benchmark, options,
-                                               EnvironmentJudge(judge_options))
+                                               EnvironmentJudge(resolved.judge))
         for note in run.notes():
             logger.warning("%s", note)
         options_json = json.dumps(options_to_json(benchmark, options), sort_keys=True)
-        judge_json = json.dumps(judge_options, sort_keys=True)
+        judge_json = json.dumps(resolved.judge, sort_keys=True)
         items, records, provenance = run.load(judge=None if judge is None else judge.model)
-        if judge is not None:
-            from condambig_metrics.judge import DEFAULT_BASE_URL, normalized_base_url
-
-            if normalized_base_url(judge.base_url) != DEFAULT_BASE_URL:
-                provenance["judge_base_url"] = judge.base_url
-        _record_in_task_config(config, provenance)
+        if judge is not None and not lm_eval_preflight.at_openai(judge):
+            provenance["judge_base_url"] = judge.base_url
+        if config is not None:  # lm-eval writes config.metadata to results_*.json
+            _drop_judge_api_keys(config.metadata)
+            config.metadata["provenance"] = provenance  # configs.<task>.metadata.provenance
         reported = reported_metrics(benchmark, options, run.judged)
         self._loaded = LoadedRun(run, judge, {benchmark.item_id(item): item for item in items},
                                  tuple(reported), frozenset(_whole_sample_metrics(reported)))
@@ -204,9 +197,10 @@ class LmEvalTask:
                 values[spec.name] = math.nan if value is None else float(value)
         return values
 
-    def aggregation(self, metric: str) -> Callable[[list[Any]], float]:
-        """``agg_<metric>``: the corpus value of one metric from lm-eval's items."""
-        return functools.partial(self.aggregate, metric)
+    def aggregation(self, metric: str, task: Any = None) -> Aggregation:
+        """``agg_<metric>``: the corpus value of one metric from lm-eval's items, for the
+        lm-eval ``task`` that reports it (None outside a task)."""
+        return Aggregation(self, metric, task)
 
     # ------------------------------------------------------------------ aggregation
     def aggregate(self, metric: str, items: list[Any], task: Any = None) -> float:
@@ -235,13 +229,61 @@ class LmEvalTask:
 
     def standard_errors(self, raw_metrics: Mapping[tuple[str, str], list[Any]],
                         bootstrap_iters: int, task: Any = None) -> dict[str, float]:
-        """:func:`_standard_errors` of this task's run."""
-        return _standard_errors(self, raw_metrics, bootstrap_iters, task)
+        """``<metric>_stderr,<filter>`` of every metric of a task's run whose estimate is a
+        number (:func:`condambig_tasks.uncertainty.uncertainty` on the samples the aggregation
+        scored); the others keep lm-eval's ``"N/A"``. The lines after the table say the same.
+
+        Resamples: ``min(bootstrap_iters, 1000)``. lm-eval's ``bootstrap_iters`` (100,000 by
+        default; the ``lm_eval`` command has no option for it, ``simple_evaluate`` has) bounds
+        its own bootstraps, and lm-eval itself draws at most 100 for its corpus metrics (BLEU,
+        chrF, TER: ``evaluator_utils._compute_task_aggregations``); 1,000 is the project's
+        default everywhere (``condambig-score``, Inspect), so one run's outputs give one stderr in every
+        front end. ``bootstrap_iters`` 0 (lm-eval: no stderr) never reaches here."""
+        resamples = min(bootstrap_iters, DEFAULT_RESAMPLES)
+        found: dict[str, float] = {}
+        for filter_key in dict.fromkeys(key for _, key in raw_metrics):
+            items = next((items for (_, key), items in raw_metrics.items()
+                          if key == filter_key and items and isinstance(items[0], dict)), None)
+            if items is None:
+                continue
+            task_name = getattr(task, "task_name", None) or self.benchmark_name
+            scored = self.scored_run(items, task_name)
+            stderr, _ = estimates_json(scored.estimates(resamples), scored.result.values)
+            provenance = getattr(getattr(task, "config", None), "metadata", None) or {}
+            if isinstance(provenance.get("provenance"), dict):  # how, as the CLI says
+                provenance["provenance"]["uncertainty"] = describe(
+                    self.benchmark, scored.samples, resamples, DEFAULT_SEED,
+                    scored.estimates(resamples))
+            for (metric, key) in raw_metrics:
+                if key == filter_key and stderr.get(metric) is not None:
+                    found[f"{metric}_stderr,{key}"] = float(stderr[metric])
+            if task_name in _RUNS:
+                _RUNS[task_name].stderr = stderr
+        return found
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith(AGGREGATION_PREFIX):
             return self.aggregation(name[len(AGGREGATION_PREFIX):])
         raise AttributeError(name)
+
+
+class Aggregation:
+    """One metric's aggregation, bound to the task that reports it (lm-eval calls it with
+    the metric's items only)."""
+
+    def __init__(self, hooks: LmEvalTask, metric: str, task: Any = None) -> None:
+        self.hooks, self.metric, self.task = hooks, metric, task
+
+    def __call__(self, items: list[Any]) -> float:
+        return self.hooks.aggregate(self.metric, items, self.task)
+
+    def __deepcopy__(self, memo: dict) -> Aggregation:
+        # TaskConfig.to_dict deep-copies the config (dataclasses.asdict): not the task
+        return self
+
+    def __repr__(self) -> str:  # what to_dict writes for it (it has no source of its own)
+        return (f"condambig_tasks.lm_eval_glue.LmEvalTask({self.hooks.benchmark_name!r})"
+                f".{AGGREGATION_PREFIX}{self.metric}")
 
 
 def _drop_judge_api_keys(metadata: dict[str, Any]) -> None:
@@ -253,16 +295,6 @@ def _drop_judge_api_keys(metadata: dict[str, Any]) -> None:
     for name, value in list(metadata.items()):
         if isinstance(value, dict) and "judge_api_key" in value:
             metadata[name] = {k: v for k, v in value.items() if k != "judge_api_key"}
-
-
-def _record_in_task_config(config: Any, provenance: dict[str, Any]) -> None:
-    """Put the provenance block in the task's ``config.metadata``, which lm-eval writes to
-    the results JSON (``configs.<task>.metadata.provenance``); without the task config
-    (another caller than lm-eval's ``ConfigurableTask.download``) it is only logged."""
-    if config is not None:
-        config.metadata["provenance"] = provenance
-    else:
-        logger.info("%s provenance: %s", provenance["benchmark"], json.dumps(provenance))
 
 
 def _whole_sample_metrics(active: list[Any]) -> set[str]:
@@ -285,6 +317,7 @@ class ScoredRun:
     samples: list[ScoredSample]
     outputs: list[tuple[str, Any]] | None
     judge_model: str | None
+    stderr: dict[str, float | None] = field(default_factory=dict)  # as lm-eval's table has it
     _estimates: dict[int, dict[str, Estimate]] = field(default_factory=dict)
 
     def estimates(self, resamples: int) -> dict[str, Estimate]:
@@ -307,17 +340,17 @@ def _summarise_items(loaded: LoadedRun, items: list[dict[str, Any]],
     outputs = ([(str(item["id"]), item["output"]) for item in items]
                if all("id" in item and "output" in item for item in items) else None)
     judge_model = None if judge is None else judge.model
-    if "sample" in items[0]:
-        samples = [ScoredSample.from_json(item["sample"]) for item in items]
-        return ScoredRun(run.summarise(samples), run, samples, outputs, judge_model)
-    batch = [(loaded.items[item["id"]], item["output"]) for item in items]
     engine = None
-    if judge is not None:
-        from condambig_metrics.judge import openai_judge_engine
+    if "sample" in items[0]:  # scored per document
+        samples = [ScoredSample.from_json(item["sample"]) for item in items]
+    else:
+        batch = [(loaded.items[item["id"]], item["output"]) for item in items]
+        if judge is not None:
+            from condambig_metrics.judge import openai_judge_engine
 
-        engine = openai_judge_engine(judge, progress_factory=Progress)
-    with interrupts.sigterm_as_sigint():  # stopped as by Ctrl-C: lm_eval_interrupt
-        samples = run_blocking(run.score(batch, Runtime(judge=engine)))
+            engine = openai_judge_engine(judge, progress_factory=Progress)
+        with interrupts.sigterm_as_sigint():  # stopped as by Ctrl-C: lm_eval_interrupt
+            samples = run_blocking(run.score(batch, Runtime(judge=engine)))
     if engine is None:
         return ScoredRun(run.summarise(samples), run, samples, outputs, judge_model)
     logger.info("%s judge: %s", benchmark.name, engine.stats)
@@ -330,52 +363,13 @@ def _summarise_items(loaded: LoadedRun, items: list[dict[str, Any]],
     return ScoredRun(result, run, samples, outputs, judge_model)
 
 
-def _standard_errors(hooks: LmEvalTask, raw_metrics: Mapping[tuple[str, str], list[Any]],
-                    bootstrap_iters: int, task: Any = None) -> dict[str, float]:
-    """``<metric>_stderr,<filter>`` of every metric of a task's run whose estimate is a
-    number (:func:`condambig_tasks.uncertainty.uncertainty` on the samples the aggregation
-    scored); the others keep lm-eval's ``"N/A"``.
-
-    Resamples: ``min(bootstrap_iters, 1000)``. lm-eval's ``bootstrap_iters`` (100,000 by
-    default; the ``lm_eval`` command has no option for it, ``simple_evaluate`` has) bounds
-    its own bootstraps, and lm-eval itself draws at most 100 for its corpus metrics (BLEU,
-    chrF, TER: ``evaluator_utils._compute_task_aggregations``); 1,000 is the project's default
-    everywhere (``condambig-score``, Inspect), so one run's outputs give one stderr in every
-    front end. ``bootstrap_iters`` 0 (lm-eval: no stderr) never reaches here."""
-    resamples = min(bootstrap_iters, DEFAULT_RESAMPLES)
-    found: dict[str, float] = {}
-    for filter_key in dict.fromkeys(key for _, key in raw_metrics):
-        items = next((items for (_, key), items in raw_metrics.items()
-                      if key == filter_key and items and isinstance(items[0], dict)), None)
-        if items is None:
-            continue
-        task_name = getattr(task, "task_name", None) or hooks.benchmark_name
-        scored = hooks.scored_run(items, task_name)
-        stderr, _ = estimates_json(scored.estimates(resamples), scored.result.values)
-        provenance = getattr(getattr(task, "config", None), "metadata", None) or {}
-        if isinstance(provenance.get("provenance"), dict):  # how they were made, as the CLI says
-            provenance["provenance"]["uncertainty"] = describe(
-                hooks.benchmark, scored.samples, resamples, DEFAULT_SEED,
-                scored.estimates(resamples))
-        for (metric, key) in raw_metrics:
-            if key == filter_key and stderr.get(metric) is not None:
-                found[f"{metric}_stderr,{key}"] = float(stderr[metric])
-        said = _TASKS.get(task_name)
-        if said is not None and said.headline is not None:
-            said.headline = dataclasses.replace(
-                said.headline, stderr=stderr.get(said.headline.metric),
-                suite_stderr=stderr.get(SUITE_SCORE))
-    return found
-
-
 def _retry_hint(benchmark: Benchmark, task_name: str, judge: Any,
                 endpoint_failure: str | None) -> str:
     """:func:`condambig_tasks.run.retry_hint` with the command that finishes the judging
     from lm-eval's own log."""
-    output = lm_eval_command.run_output()
-    kept = output is not None and output.keeps_samples
-    command = ["condambig-score", benchmark.name, "--from-log",
-               output.output_path if kept else "DIR", "--task", task_name,
+    kept = (lm_eval_command.kept_samples(sys.argv[1:])
+            if lm_eval_command.running_lm_eval_command() else None)
+    command = ["condambig-score", benchmark.name, "--from-log", kept or "DIR", "--task", task_name,
                "--judge-model", judge.model]
     if judge.base_url:
         command += ["--judge-base-url", judge.base_url]
@@ -389,33 +383,7 @@ def _retry_hint(benchmark: Benchmark, task_name: str, judge: Any,
                       endpoint_failure=endpoint_failure)
 
 
-@dataclass(frozen=True)
-class Headline:
-    """What a task's line after lm-eval's table says: its headline (or ``suite_score``)
-    value, the value's standard error, the samples scored and the judge."""
-
-    metric: str
-    value: float
-    samples: int
-    judge: str | None
-    stderr: float | None = None
-    suite_score: float | None = None
-    suite_stderr: float | None = None
-
-
-@dataclass
-class TaskLines:
-    """What the lines after lm-eval's table say of one task: why its headline is null, or
-    the headline; a withheld judged metric when the headline itself is not judged (the run
-    exits non-zero, and this line says why); why its ``suite_score`` is null."""
-
-    null_headline: tuple[str, str] | None = None  # (headline, reason)
-    headline: Headline | None = None
-    withheld: tuple[str, str] | None = None  # (metric, reason)
-    null_suite: str | None = None
-
-
-_TASKS: dict[str, TaskLines] = {}  # the tasks aggregated in this process, in order
+_RUNS: dict[str, ScoredRun] = {}  # the tasks aggregated in this process, in order
 
 
 def _report_run(task: Any, task_name: str, scored: ScoredRun) -> None:
@@ -440,24 +408,12 @@ def _report_run(task: Any, task_name: str, scored: ScoredRun) -> None:
     if run.judge_failed and lm_eval_command.running_lm_eval_command():
         exit_status.fail_at_exit()
     exit_status.say_at_exit(report_lines)
-    if task_name in _TASKS:  # every metric of a task reports the same run
+    if task_name in _RUNS:  # every metric of a task reports the same run
         return
     if settings.record_dir() is not None:
         _write_record(task_name, scored, metadata.get("provenance")
                       if isinstance(metadata, dict) else None)
-    lines = _TASKS[task_name] = TaskLines()
-    if run.headline is not None and run.values.get(run.headline) is None:
-        lines.null_headline = (run.headline, run.reasons.get(run.headline, "no value"))
-    elif run.headline is not None:
-        lines.headline = Headline(run.headline, float(run.values[run.headline]),
-                                  len(scored.samples), scored.judge_model,
-                                  suite_score=run.values.get(SUITE_SCORE))
-        withheld = [name for name, reason in run.reasons.items()
-                    if run.values.get(name) is None and name != SUITE_SCORE]
-        if run.judge_failed and withheld:
-            lines.withheld = (withheld[0], run.reasons[withheld[0]])
-    if run.values.get(SUITE_SCORE, 0.0) is None:
-        lines.null_suite = run.reasons.get(SUITE_SCORE, "no value")
+    _RUNS[task_name] = scored
 
 
 def _write_record(task_name: str, scored: ScoredRun, provenance: Any) -> None:
@@ -495,48 +451,63 @@ def _write_record(task_name: str, scored: ScoredRun, provenance: Any) -> None:
 def report_lines() -> list[str]:
     """The lines after lm-eval's table: per task aggregated, its headline with its
     standard error (only under the ``lm_eval`` command: a program calling lm-eval has the
-    results) or why it is null; then per group of the spec whose every task was aggregated
-    (:func:`condambig_tasks.lm_eval_configs.spec_groups`), its ``suite_score``: lm-eval's
-    unweighted mean of its leaves' and lm-eval's combination of their standard errors
-    (``unweighted_mean_stderr``), or why it is null (lm-eval's group mean of a NaN is NaN)."""
+    results) or why it is null, and a withheld judged metric when the headline itself is
+    not judged (the run exits non-zero, and this line says why); then per group of the
+    spec whose every task was aggregated (:func:`condambig_tasks.lm_eval_configs.
+    spec_groups`), its ``suite_score``: lm-eval's unweighted mean of its leaves' and
+    lm-eval's combination of their standard errors (``unweighted_mean_stderr``), or why it
+    is null (lm-eval's group mean of a NaN is NaN)."""
     values = lm_eval_command.running_lm_eval_command()
     lines = []
-    for task, said in _TASKS.items():
-        if said.null_headline is not None:
-            metric, reason = said.null_headline
-            lines.append(f"{task}: {metric} is null: {reason}")
-        elif said.headline is not None and values:
-            line = said.headline
-            lines.append(f"{task} {line.metric} = {_number(line.value, line.stderr)} "
-                         f"(n = {line.samples}, judge {line.judge or 'none'})")
-        if said.withheld is not None:
-            metric, reason = said.withheld
-            lines.append(f"{task}: {metric} is null: {reason}")
+    for task, scored in _RUNS.items():
+        run, headline = scored.result, scored.result.headline
+        if headline is None:
+            continue
+        if run.values.get(headline) is None:
+            lines.append(f"{task}: {headline} is null: {run.reasons.get(headline, 'no value')}")
+            continue
+        if values:
+            lines.append(f"{task} {headline} = "
+                         f"{_number(run.values[headline], scored.stderr.get(headline))} "
+                         f"(n = {len(scored.samples)}, judge {scored.judge_model or 'none'})")
+        withheld = [name for name in run.reasons
+                    if run.values.get(name) is None and name != SUITE_SCORE]
+        if run.judge_failed and withheld:
+            lines.append(f"{task}: {withheld[0]} is null: {run.reasons[withheld[0]]}")
     groups = lm_eval_configs.spec_groups()
     for name, group in groups.items():
         names = lm_eval_configs.leaf_tasks(name, groups)
-        if not group.averages_suite_score or not set(names) <= _TASKS.keys():
+        if not group.averages_suite_score or not set(names) <= _RUNS.keys():
             continue
-        null = [leaf for leaf in names if _TASKS[leaf].null_suite is not None]
-        headlines = [_TASKS[leaf].headline for leaf in names]
+        leaves = [_RUNS[leaf] for leaf in names]
+        null = [leaf for leaf in names if _RUNS[leaf].result.values.get(SUITE_SCORE, 0.0) is None]
         if null:
+            why = _RUNS[null[0]].result.reasons.get(SUITE_SCORE, "no value")
             lines.append(f"group {name}: {SUITE_SCORE} is null: the {SUITE_SCORE} of "
-                         f"{', '.join(null)} is null ({_TASKS[null[0]].null_suite})")
-        elif values and all(line is not None and line.suite_score is not None
-                            for line in headlines):
-            lines.append(_group_line(name, headlines))
+                         f"{', '.join(null)} is null ({why})")
+        elif values and all(_suite_score(leaf) is not None for leaf in leaves):
+            lines.append(_group_line(name, leaves))
     return lines
 
 
-def _group_line(name: str, leaves: list[Headline]) -> str:
+def _suite_score(scored: ScoredRun) -> float | None:
+    """The run's ``suite_score`` when its headline has a value (else no group line)."""
+    run = scored.result
+    if run.headline is None or run.values.get(run.headline) is None:
+        return None
+    return run.values.get(SUITE_SCORE)
+
+
+def _group_line(name: str, leaves: list[ScoredRun]) -> str:
     from lm_eval.api.metrics import aggregate_subtask_metrics, unweighted_mean_stderr
 
-    value = aggregate_subtask_metrics([leaf.suite_score for leaf in leaves],
-                                      [leaf.samples for leaf in leaves], weight_by_size=False)
-    stderrs = [leaf.suite_stderr for leaf in leaves]
+    sizes = [len(leaf.samples) for leaf in leaves]
+    value = aggregate_subtask_metrics([_suite_score(leaf) for leaf in leaves], sizes,
+                                      weight_by_size=False)
+    stderrs = [leaf.stderr.get(SUITE_SCORE) for leaf in leaves]
     stderr = None if None in stderrs else float(unweighted_mean_stderr(stderrs))
     return (f"group {name} {SUITE_SCORE} = {_number(value, stderr)} "
-            f"({len(leaves)} tasks, n = {sum(leaf.samples for leaf in leaves)})")
+            f"({len(leaves)} tasks, n = {sum(sizes)})")
 
 
 def _number(value: float, stderr: float | None) -> str:

@@ -40,11 +40,11 @@ _warned: set[str] = set()
 
 @dataclass(frozen=True)
 class ResolvedOptions:
-    """A task's typed options, and its metadata with the benchmark's scoped keys applied
-    (plain keys, overridden by ``{"<benchmark>": {...}}``; where the judge keys are read)."""
+    """A task's typed options, and its judge settings (the ``judge_*`` keys of its metadata,
+    plain keys overridden by ``{"<benchmark>": {...}}``; empty when no judge applies)."""
 
     options: Any
-    metadata: dict[str, Any]
+    judge: dict[str, Any]
 
 
 def resolve_lm_eval_options(benchmark: Benchmark, metadata: Mapping[str, Any],
@@ -93,7 +93,9 @@ def resolve_lm_eval_options(benchmark: Benchmark, metadata: Mapping[str, Any],
         raise ConfigurationError(_contradiction(benchmark, fixed, contradicted, hint))
     hint = _scope_hint(benchmark.name, {key: given[key] for key in from_plain})
     options = _parse(benchmark, {**given, **fixed}, hint)
-    return ResolvedOptions(options=options, metadata={**plain, **scoped})
+    judge = (settings.lm_eval_judge_options({**plain, **scoped})
+             if judge_keys and benchmark.judge_applies(options) else {})
+    return ResolvedOptions(options=options, judge=judge)
 
 
 def option_fields(benchmark: Benchmark) -> set[str]:
@@ -196,7 +198,6 @@ def _option_json(benchmark: Benchmark, values: Mapping[str, Any]) -> dict[str, A
 
 def variant_tasks(benchmark_name: str) -> dict[str, dict[str, Any]]:
     """The lm-eval tasks of a benchmark and the options each fixes (its spec's variants)."""
-    from condambig_tasks import registry
     from condambig_tasks.benchmark import json_safe
 
     return {variant.task: json_safe(dict(variant.options))

@@ -25,7 +25,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from condambig_tasks import lm_eval_configs, provenance, registry, settings
-from condambig_tasks.benchmark import uses_judge
 from condambig_tasks.errors import CondambigError
 
 
@@ -57,15 +56,13 @@ def task_problems(task: str, metadata: Mapping[str, Any]) -> list[str]:
     except CondambigError as error:
         return [str(error)]
     options, problems = resolved.options, []
-    judge_options = (settings.lm_eval_judge_options(resolved.metadata)
-                     if uses_judge(benchmark) and benchmark.judge_applies(options) else {})
     try:
         run, judge = BenchmarkRun.with_options(benchmark, options,
-                                               EnvironmentJudge(judge_options))
+                                               EnvironmentJudge(resolved.judge))
     except CondambigError as error:
         problems.append(f"{benchmark.name}: {error}")
         run, judge = BenchmarkRun(benchmark, options), None
-    if judge is not None and not judge.api_key and _is_openai(judge.base_url):
+    if judge is not None and not judge.api_key and at_openai(judge):
         problems.append(
             f"{benchmark.name}: the judge {judge.model!r} at the OpenAI API needs a key: set "
             f"{settings.JUDGE_API_KEY_VARIABLE} (or OPENAI_API_KEY), or point "
@@ -83,25 +80,20 @@ def task_problems(task: str, metadata: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def missing_pieces(names: Iterable[Any], metadata: Mapping[str, Any]) -> list[str]:
-    """Every problem of every selected task, each once (variants share their data)."""
-    found: dict[str, None] = {}
-    for task in selected_tasks(names):
-        for line in task_problems(task, metadata):
-            found.setdefault(line.strip())
-    return list(found)
-
-
 def check_selected_tasks(names: Iterable[Any], metadata: Mapping[str, Any] | None) -> None:
     """Raise one :class:`CondambigError` listing every missing piece, a line each. A run
     of this project's tasks also keeps its generations on Ctrl-C from here on
     (:mod:`condambig_tasks.lm_eval_interrupt`; other tasks' runs are left alone)."""
     from condambig_tasks import lm_eval_interrupt
 
-    names = list(names)
-    if selected_tasks(names):
+    selected = selected_tasks(names)
+    if selected:
         lm_eval_interrupt.install()
-    problems = missing_pieces(names, dict(metadata or {}))
+    found: dict[str, None] = {}  # each problem once (variants share their data)
+    for task in selected:
+        for line in task_problems(task, dict(metadata or {})):
+            found.setdefault(line.strip())
+    problems = list(found)
     if len(problems) == 1:
         raise CondambigError(problems[0])
     if problems:
@@ -151,7 +143,8 @@ def check_before_generation(run: Any, judge: Any) -> None:
         preflight_judge(run.benchmark, judge)
 
 
-def _is_openai(base_url: str | None) -> bool:
+def at_openai(judge: Any) -> bool:
+    """The judge is the OpenAI API (its default endpoint)."""
     from condambig_metrics.judge import DEFAULT_BASE_URL, normalized_base_url
 
-    return normalized_base_url(base_url) == DEFAULT_BASE_URL
+    return normalized_base_url(judge.base_url) == DEFAULT_BASE_URL

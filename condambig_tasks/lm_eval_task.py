@@ -25,24 +25,6 @@ from condambig_tasks.errors import ConfigurationError
 from condambig_tasks.lm_eval_glue import LmEvalTask
 
 
-class TaskAggregation:
-    """One metric's aggregation, bound to the task that reports it (lm-eval calls it with
-    the metric's items only)."""
-
-    def __init__(self, task: CondambigTask, benchmark: str, metric: str) -> None:
-        self.task, self.benchmark, self.metric = task, benchmark, metric
-
-    def __call__(self, items: list[Any]) -> float:
-        return self.task.hooks.aggregate(self.metric, items, task=self.task)
-
-    def __deepcopy__(self, memo: dict) -> TaskAggregation:
-        # TaskConfig.to_dict deep-copies the config (dataclasses.asdict): not the task
-        return self
-
-    def __repr__(self) -> str:  # what to_dict writes for it (it has no source of its own)
-        return f"condambig_tasks.lm_eval_glue.LmEvalTask({self.benchmark!r}).agg_{self.metric}"
-
-
 class CondambigTask(ConfigurableTask):
     """A condambig task for lm-eval, named by its task file's ``task:``."""
 
@@ -60,7 +42,7 @@ class CondambigTask(ConfigurableTask):
         self.hooks = LmEvalTask(benchmark.name)
         built = lm_eval_configs.task_config(
             benchmark, variant, self.hooks,
-            lambda metric: TaskAggregation(self, benchmark.name, metric), given)
+            lambda metric: self.hooks.aggregation(metric, self), given)
         super().__init__(data_dir, cache_dir, download_mode, config=built)
         lm_eval_stderr.install()
 
@@ -69,7 +51,7 @@ class CondambigTask(ConfigurableTask):
         benchmark whose metrics depend on options the run sets is still aggregated by its
         spec, never by lm-eval's fallback mean)."""
         benchmark = self.hooks.benchmark
-        every = {spec.name: TaskAggregation(self, benchmark.name, spec.name)
+        every = {spec.name: self.hooks.aggregation(spec.name, self)
                  for spec in (*benchmark.metric_specs, SUITE_SPEC)}
         return {**every, **super().aggregation()}
 

@@ -134,8 +134,8 @@ def test_a_plain_key_invalid_elsewhere_says_how_to_scope_it():
 def test_scoped_judge_keys_reach_the_judge_settings():
     resolved = _resolve("condambigqa", {"condambigqa": {"judge_model": "m"},
                                         "judge_model": "plain"}, MAIN)
-    assert resolved.metadata["judge_model"] == "m"
-    assert "condambigqa" not in resolved.metadata
+    assert resolved.judge["judge_model"] == "m"
+    assert "condambigqa" not in resolved.judge
 
 
 @pytest.mark.parametrize(("metadata", "pattern"), [

@@ -16,7 +16,7 @@ import yaml
 
 from condambig_tasks import exit_status, lm_eval_glue, registry
 from condambig_tasks.benchmark import SUITE_SCORE, task_version
-from condambig_tasks.lm_eval_command import RunOutput, command_output, run_output
+from condambig_tasks.lm_eval_command import kept_samples
 from condambig_tasks.lm_eval_tasks import generate, task_folder
 from tests.conftest import REPO_ROOT
 from tests.test_contract import (
@@ -99,7 +99,7 @@ def test_the_groups_follow_the_spec():
 @pytest.fixture
 def quiet_glue(monkeypatch):
     """The glue's per-process state, fresh, and no lines printed at this process's exit."""
-    monkeypatch.setattr(lm_eval_glue, "_TASKS", {})
+    monkeypatch.setattr(lm_eval_glue, "_RUNS", {})
     monkeypatch.setattr(exit_status, "_said", [lm_eval_glue.report_lines])
 
 
@@ -157,15 +157,17 @@ def test_a_task_file_may_override_the_spec(use_fixture_data, quiet_glue):
 
 
 def test_the_output_options_come_from_the_lm_eval_command_line(tmp_path):
-    assert command_output(["run", "--model", "hf", "--tasks", "x", "--output_path", "out",
-                           "--log_samples"]) == RunOutput("out", True)
-    assert command_output(["-o", "out", "-s", "--tasks", "x"]).keeps_samples
-    assert command_output(["--output", "out"]) == RunOutput("out", False)  # a prefix
-    assert command_output(["--tasks", "x"]) == RunOutput(None, False)
+    """The samples' folder, when ``--log_samples`` keeps them (else None)."""
+    assert kept_samples(["run", "--model", "hf", "--tasks", "x", "--output_path", "out",
+                         "--log_samples"]) == "out"
+    assert kept_samples(["-o", "out", "-s", "--tasks", "x"]) == "out"
+    assert kept_samples(["--output", "out", "--log"]) == "out"  # prefixes
+    assert kept_samples(["--output", "out"]) is None  # no samples logged
+    assert kept_samples(["--log_samples", "--tasks", "x"]) is None  # nothing written
     config = tmp_path / "run.yaml"
     config.write_text(yaml.safe_dump({"output_path": "from-yaml", "log_samples": True}))
-    assert command_output(["--config", str(config)]) == RunOutput("from-yaml", True)
-    assert command_output(["-C", str(config), "-o", "cli"]) == RunOutput("cli", True)
+    assert kept_samples(["--config", str(config)]) == "from-yaml"
+    assert kept_samples(["-C", str(config), "-o", "cli"]) == "cli"
 
 
 def test_the_model_comes_from_the_lm_eval_command_line():
@@ -180,8 +182,15 @@ def test_the_model_comes_from_the_lm_eval_command_line():
     assert model_name(["--tasks", "x"]) is None
 
 
-def test_a_program_calling_lm_eval_gets_no_output_options():
-    assert run_output() is None  # pytest is not the lm_eval command
+def test_a_program_calling_lm_eval_gets_no_output_options(monkeypatch):
+    from types import SimpleNamespace
+
+    monkeypatch.setattr("sys.argv", ["prog", "--output_path", "out", "--log_samples"])
+    judge = SimpleNamespace(model="judge", base_url=None, cache_path=None,
+                            default_cache_path=None, cache_enabled=True)
+    hint = lm_eval_glue._retry_hint(registry.get("abg_coqa"), "abg_coqa_clarification",
+                                    judge, None)
+    assert "--from-log DIR" in hint  # pytest is not the lm_eval command
 
 
 def test_nothing_walks_the_call_stack():
