@@ -6,6 +6,11 @@ values, and every front end reads them (with the default and the help text) thro
 :func:`option_specs` — argparse ``choices``, lm-eval messages, the Inspect ``@task``
 signatures. Ranges a type cannot express (``1 <= max_conditions <= 10``) stay in the
 dataclass's ``__post_init__``, one check each.
+
+:func:`resolve_scoped` is the one reader of the options a front end hands every task of a
+run (lm-eval ``--metadata``, Inspect ``-T``): keys scoped to one benchmark, the scope hint,
+and values contradicting what a variant's task fixes. Each front end gives only its
+:class:`Wording`.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import enum
 import functools
 import types
 import typing
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, Literal
 
 from condambig_tasks.errors import ConfigurationError
@@ -192,3 +197,137 @@ def _without_none(annotation: Any) -> Any:
         if len(args) == 1:
             return args[0]
     return annotation
+
+
+# ---------------------------------------------------------------- options of a whole run
+@dataclasses.dataclass(frozen=True)
+class Wording:
+    """How one front end's user writes options, for :func:`resolve_scoped`'s messages.
+
+    The templates are ``str.format`` strings: ``not_mapping`` (``name``, ``example``,
+    ``value``), ``unknown`` (``name``, ``keys``, ``are``, ``hint``, ``options``) and
+    ``scope_hint`` (``key``, ``others``, ``scoped``); ``scoped(benchmark, key, value)``
+    spells one scoped option; ``contradiction(benchmark, task, fixed, contradicted,
+    tasks)`` says that values contradict what ``task`` fixes and which ``tasks`` run them.
+    """
+
+    not_mapping: str
+    unknown: str
+    scope_hint: str
+    scoped: Callable[[str, str, Any], str]
+    contradiction: Callable[[Any, str | None, Mapping[str, Any], Mapping[str, Any],
+                             list[str]], str]
+
+
+@dataclasses.dataclass(frozen=True)
+class Scoped:
+    """One task's options from a run's, none of those its variant fixes: the ``plain``
+    keys, those ``scoped`` to its benchmark, and ``hint``, how to scope a plain one another
+    benchmark also has (to add to a message rejecting its value)."""
+
+    plain: dict[str, Any]
+    scoped: dict[str, Any]
+    hint: str
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """The plain keys, overridden by the scoped ones."""
+        return {**self.plain, **self.scoped}
+
+
+def resolve_scoped(benchmark: Any, given: Mapping[str, Any], fixed: Mapping[str, Any], *,
+                   options_of: Mapping[str, Collection[str]], known: Collection[str],
+                   wording: Wording) -> Scoped:
+    """The options ``given`` to every task of a run, for one task of ``benchmark`` (a
+    :class:`~condambig_tasks.benchmark.Benchmark`) whose variant fixes ``fixed``.
+
+    A key named after a benchmark of ``options_of`` (benchmark -> its options) must map
+    options, and those scoped to ``benchmark`` must be ``known``; a value for a fixed option
+    must read as the fixed one. Each breach is one :class:`ConfigurationError`.
+    """
+    plain: dict[str, Any] = {}
+    scoped: dict[str, Any] = {}
+    for key, value in given.items():
+        if key not in options_of:
+            plain[key] = value
+        elif not isinstance(value, Mapping):
+            raise ConfigurationError(wording.not_mapping.format(
+                name=key, example=wording.scoped(key, "OPTION", "VALUE"), value=value))
+        elif key == benchmark.name:
+            scoped = dict(value)
+    unknown = sorted(set(scoped) - set(known))
+    if unknown:
+        raise ConfigurationError(wording.unknown.format(
+            name=benchmark.name, keys=", ".join(map(repr, unknown)),
+            are="is not an option" if len(unknown) == 1 else "are not options",
+            hint=suggestion(unknown[0], known), options=", ".join(sorted(known))))
+    values = {**plain, **scoped}
+    from_plain = {key: value for key, value in plain.items() if key in known and key not in scoped}
+    try:
+        contradicted = _contradicted(benchmark, fixed, values)
+    except ConfigurationError as error:
+        hint = _scope_hint(benchmark.name, {key: value for key, value in from_plain.items()
+                                            if key in fixed}, options_of, wording)
+        raise ConfigurationError(f"{error}{hint}") from None
+    if contradicted:
+        message = wording.contradiction(benchmark, _task_fixing(benchmark, fixed), fixed,
+                                        contradicted, tasks_running(benchmark, fixed,
+                                                                    contradicted))
+        hint = _scope_hint(benchmark.name, {key: value for key, value in from_plain.items()
+                                            if key in contradicted}, options_of, wording)
+        raise ConfigurationError(f"{message}{hint}")
+    hint = _scope_hint(benchmark.name, from_plain, options_of, wording)
+    return Scoped({key: value for key, value in plain.items() if key not in fixed},
+                  {key: value for key, value in scoped.items() if key not in fixed}, hint)
+
+
+def _scope_hint(benchmark: str, plain: Mapping[str, Any],
+                options_of: Mapping[str, Collection[str]], wording: Wording) -> str:
+    """For plain keys that other benchmarks also have: how to give them to one only."""
+    for key, value in plain.items():
+        others = sorted(name for name, options in options_of.items()
+                        if name != benchmark and key in options)
+        if others:
+            return wording.scope_hint.format(key=key, others=" or ".join(others),
+                                             scoped=wording.scoped(others[0], key, value))
+    return ""
+
+
+def _contradicted(benchmark: Any, fixed: Mapping[str, Any],
+                  values: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``values`` of fixed options that read as another value than the fixed one."""
+    own = benchmark.options(dict(fixed), strict=False)
+    contradicted: dict[str, Any] = {}
+    for key in sorted(set(values) & set(fixed)):
+        asked = benchmark.options({**fixed, key: values[key]}, strict=False)
+        if getattr(asked, key) != getattr(own, key):
+            contradicted[key] = values[key]
+    return contradicted
+
+
+def _task_fixing(benchmark: Any, fixed: Mapping[str, Any]) -> str | None:
+    """The variant task that fixes exactly ``fixed``, when one does."""
+    tasks = [variant.task for variant in benchmark.variants
+             if dict(variant.options) == dict(fixed)]
+    return tasks[0] if len(tasks) == 1 else None
+
+
+def tasks_running(benchmark: Any, fixed: Mapping[str, Any],
+                  contradicted: Mapping[str, Any]) -> list[str]:
+    """The variant tasks that run ``fixed`` with ``contradicted`` over it: those fixing
+    nothing else and agreeing on every one of those options, else those agreeing on the
+    ``contradicted`` ones."""
+    keys = set(fixed) | set(contradicted)
+    wanted = benchmark.options({**fixed, **contradicted}, strict=False)
+
+    def agrees(options: Mapping[str, Any], over: Iterable[str]) -> bool:
+        try:
+            theirs = benchmark.options(dict(options), strict=False)
+        except ConfigurationError:
+            return False
+        return set(options) <= keys and all(
+            getattr(theirs, key) == getattr(wanted, key) for key in over)
+
+    exact = [variant.task for variant in benchmark.variants if agrees(variant.options, keys)]
+    return exact or [variant.task for variant in benchmark.variants
+                     if agrees(variant.options, contradicted)]

@@ -255,19 +255,3 @@ def flm_agent_environment() -> dict[str, str]:
     found = {key: environment_value(variable) for key, variable in names.items()}
     return {key: value for key, value in found.items() if value is not None}
 
-
-def lm_eval_judge_options(metadata: dict) -> dict:
-    """The ``judge_*`` keys of lm-eval ``--metadata`` that may travel inside docs.
-
-    ``judge_api_key`` is dropped with a warning: lm-eval writes docs into its sample logs
-    and metadata into its results file, so the key must come from the environment
-    (``CONDAMBIG_JUDGE_API_KEY`` or ``OPENAI_API_KEY``).
-    """
-    import logging
-
-    if metadata.get("judge_api_key"):
-        logging.getLogger("condambig").warning(
-            "--metadata judge_api_key is ignored: lm-eval writes metadata and docs into its "
-            "output files. Set %s (or OPENAI_API_KEY) instead.", JUDGE_API_KEY_VARIABLE)
-    return {k: v for k, v in metadata.items()
-            if k in _JUDGE_OPTIONS and k != "judge_api_key"}

@@ -20,7 +20,9 @@ its linter) find tasks in the source by a decorator of that name.
 
 A declared variant's own task (:func:`variant_task`, e.g. ``condambigqa_gold_conditions``)
 takes the general task's ``-T`` options but those its variant fixes; one of those given
-must say the fixed value (:func:`without_fixed`), as lm-eval's ``--metadata`` must.
+must say the fixed value, as lm-eval's ``--metadata`` must. The rules are
+:func:`condambig_tasks.options.resolve_scoped`'s, lm-eval's reader; this module gives
+their ``-T`` wording.
 """
 
 from __future__ import annotations
@@ -32,9 +34,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from condambig_tasks import registry
-from condambig_tasks.benchmark import find_variant
+from condambig_tasks.benchmark import Benchmark, find_variant
 from condambig_tasks.errors import ConfigurationError
-from condambig_tasks.options import suggestion
+from condambig_tasks.options import Wording, resolve_scoped, suggestion
 
 logger = logging.getLogger("condambig")
 
@@ -103,6 +105,32 @@ def variant_task(general: Callable[..., Any]) -> Callable[[Callable[..., Any]], 
     return decorate
 
 
+def _scoped(benchmark: str, key: str, value: Any) -> str:
+    return f"{benchmark}={{{key}: {value}}}"
+
+
+def _contradiction(benchmark: Benchmark, task: str | None, fixed: Mapping[str, Any],
+                   contradicted: Mapping[str, Any], tasks: list[str]) -> str:
+    """``-T`` values contradicting what a variant's ``task`` fixes: the task that runs
+    them, with the ``-T`` options it does not fix."""
+    prefix = registry.INSPECT_PREFIX
+    runs = find_variant(benchmark, tasks[0]).options if tasks else {}
+    run = prefix + (tasks[0] if tasks else benchmark.name) + "".join(
+        f" -T {key}={value}" for key, value in contradicted.items() if key not in runs)
+    return (f"{prefix}{task} runs {', '.join(f'{k}={fixed[k]}' for k in contradicted)}; "
+            f"-T {', '.join(f'{k}={v}' for k, v in contradicted.items())} asks for "
+            f"another: run {run}")
+
+
+WORDING = Wording(
+    not_mapping="-T {name} must be a mapping of {name} options, e.g. -T '{example}'; "
+                "got {value!r}",
+    unknown="-T {name}: {keys} {are} of {name}'s tasks{hint}; their options: {options}",
+    scope_hint=" (plain -T options go to every task of the eval set; if {key} was meant "
+               "for {others} only, scope it: -T '{scoped}')",
+    scoped=_scoped, contradiction=_contradiction)
+
+
 def scoped_options(function: Callable[..., Any]) -> Callable[..., Any]:
     """``function`` (a benchmark's task function, in ``condambig.<benchmark>``) taking
     also the scope keys of :mod:`this module <condambig.task_options>`."""
@@ -115,12 +143,11 @@ def scoped_options(function: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(function)
     def with_scopes(*args: Any, **given: Any) -> Any:
-        given = without_fixed(benchmark, function.__name__, fixed, given)
-        arguments, plain = task_arguments(benchmark, function.__name__, declared, given)
+        arguments, hint = task_arguments(benchmark, function.__name__, declared, fixed, given)
         try:
             return function(*args, **arguments)
         except ConfigurationError as error:
-            raise ConfigurationError(f"{error}{_scope_hint(benchmark, plain)}") from None
+            raise ConfigurationError(f"{error}{hint}") from None
 
     with_scopes.__signature__ = signature.replace(  # type: ignore[attr-defined]
         parameters=[*signature.parameters.values(),
@@ -128,86 +155,17 @@ def scoped_options(function: Callable[..., Any]) -> Callable[..., Any]:
     return with_scopes
 
 
-def without_fixed(benchmark_name: str, task: str, fixed: Mapping[str, Any],
-                  given: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``-T`` options ``given`` without those the variant's task fixes, each of which
-    must say the fixed value (lm-eval's rule for ``--metadata``): another value is an
-    error naming the task that runs it, never an option silently not used."""
-    scoped = given.get(benchmark_name)
-    scoped = dict(scoped) if isinstance(scoped, Mapping) else None
-    asked = {key: value for key, value in {**given, **(scoped or {})}.items() if key in fixed}
-    if asked:
-        benchmark = registry.get(benchmark_name)
-        own = benchmark.options(dict(fixed))
-        contradicted = {key: value for key, value in asked.items()
-                        if _parsed(benchmark, {**fixed, key: value}, key) != getattr(own, key)}
-        if contradicted:
-            wanted = {**fixed, **contradicted}
-            named = [variant.task for variant in benchmark.variants
-                     if set(variant.options) == set(wanted) and all(
-                         _parsed(benchmark, variant.options, key) ==
-                         _parsed(benchmark, wanted, key) for key in wanted)]
-            prefix = registry.INSPECT_PREFIX
-            run = (prefix + named[0] if named else f"{prefix}{benchmark_name} " + " ".join(
-                f"-T {key}={value}" for key, value in contradicted.items()))
-            raise ConfigurationError(
-                f"{prefix}{task} runs {', '.join(f'{k}={fixed[k]}' for k in contradicted)}; "
-                f"-T {', '.join(f'{k}={v}' for k, v in contradicted.items())} asks for "
-                f"another: run {run}")
-    kept = {key: value for key, value in given.items() if key not in fixed}
-    if scoped is not None:
-        kept[benchmark_name] = {key: value for key, value in scoped.items() if key not in fixed}
-    return kept
-
-
-def _parsed(benchmark: Any, values: Mapping[str, Any], key: str) -> Any:
-    """One option as the benchmark reads it (None: a value it rejects)."""
-    try:
-        return getattr(benchmark.options(dict(values)), key)
-    except ConfigurationError:
-        return None
-
-
-def task_arguments(benchmark: str, task: str, declared: list[str],
-                   given: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The arguments of one task of ``benchmark`` from the ``-T`` options ``given``, and
-    the plain ones among them (for :func:`_scope_hint`)."""
-    benchmarks = set(registry.available())
-    plain: dict[str, Any] = {}
-    scoped: dict[str, Any] = {}
-    for key, value in given.items():
-        if key in benchmarks:
-            if not isinstance(value, Mapping):
-                raise ConfigurationError(
-                    f"-T {key} must be a mapping of {key} options, e.g. "
-                    f"-T '{key}={{OPTION: VALUE}}'; got {value!r}")
-            if key == benchmark:
-                scoped = dict(value)
-        elif key in declared:
-            plain[key] = value
-        else:  # Inspect's own warning, which it skips for a task with **kwargs
+def task_arguments(benchmark: str, task: str, declared: list[str], fixed: Mapping[str, Any],
+                   given: Mapping[str, Any]) -> tuple[dict[str, Any], str]:
+    """The arguments of one task of ``benchmark`` (its variant fixing ``fixed``) from the
+    ``-T`` options ``given``, and the scope hint for a message rejecting one of them."""
+    options_of = {name: _TASK_OPTIONS.get(name, set()) for name in registry.available()}
+    scoped = resolve_scoped(registry.get(benchmark), given, fixed, options_of=options_of,
+                            known=_TASK_OPTIONS.get(benchmark, set(declared)), wording=WORDING)
+    for key in scoped.plain:
+        if key not in declared:  # Inspect's own warning, which it skips for a task with **kwargs
             logger.warning("param '%s' not used by task '%s'%s", key, task,
-                           suggestion(key, set(declared) | benchmarks))
-    options = _TASK_OPTIONS.get(benchmark, set(declared))
-    unknown = sorted(set(scoped) - options)
-    if unknown:
-        raise ConfigurationError(
-            f"-T {benchmark}: {', '.join(map(repr, unknown))} "
-            f"{'is not an option' if len(unknown) == 1 else 'are not options'} of "
-            f"{benchmark}'s tasks{suggestion(unknown[0], options)}; their options: "
-            f"{', '.join(sorted(options))}")
-    for key in sorted(set(scoped) - set(declared)):
+                           suggestion(key, set(declared) | set(options_of)))
+    for key in sorted(set(scoped.scoped) - set(declared)):
         logger.warning("param '%s' (-T %s) not used by task '%s'", key, benchmark, task)
-    return {**plain, **{key: value for key, value in scoped.items() if key in declared}}, plain
-
-
-def _scope_hint(benchmark: str, plain: Mapping[str, Any]) -> str:
-    """For plain keys that other benchmarks' tasks also have: how to give them to one."""
-    for key, value in plain.items():
-        others = sorted(name for name, options in _TASK_OPTIONS.items()
-                        if name != benchmark and key in options)
-        if others:
-            return (f" (plain -T options go to every task of the eval set; if {key} was "
-                    f"meant for {' or '.join(others)} only, scope it: "
-                    f"-T '{others[0]}={{{key}: {value}}}')")
-    return ""
+    return {key: value for key, value in scoped.values.items() if key in declared}, scoped.hint

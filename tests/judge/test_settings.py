@@ -96,12 +96,14 @@ def test_openai_without_a_key_says_what_to_set() -> None:
 
 
 def test_lm_eval_metadata_never_carries_the_api_key_into_docs(caplog):
-    from condambig_tasks.settings import lm_eval_judge_options
+    from condambig_tasks import registry
+    from condambig_tasks.lm_eval_options import resolve_lm_eval_options
 
     metadata = {"judge_model": "m", "judge_api_key": "sk-secret", "judge_concurrency": 4,
                 "version": 1.0, "pretrained": "x"}
     with caplog.at_level("WARNING"):
-        options = lm_eval_judge_options(metadata)
+        options = resolve_lm_eval_options(registry.get("condambigqa"), metadata,
+                                          {"setting": "main"}).judge
     assert options == {"judge_model": "m", "judge_concurrency": 4}
     assert "CONDAMBIG_JUDGE_API_KEY" in caplog.text and "sk-secret" not in caplog.text
 
