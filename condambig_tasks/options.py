@@ -271,7 +271,7 @@ def resolve_scoped(benchmark: Any, given: Mapping[str, Any], fixed: Mapping[str,
         raise ConfigurationError(f"{error}{hint}") from None
     if contradicted:
         message = wording.contradiction(benchmark, _task_fixing(benchmark, fixed), fixed,
-                                        contradicted, tasks_running(benchmark, fixed,
+                                        contradicted, _tasks_running(benchmark, fixed,
                                                                     contradicted))
         hint = _scope_hint(benchmark.name, {key: value for key, value in from_plain.items()
                                             if key in contradicted}, options_of, wording)
@@ -312,7 +312,7 @@ def _task_fixing(benchmark: Any, fixed: Mapping[str, Any]) -> str | None:
     return tasks[0] if len(tasks) == 1 else None
 
 
-def tasks_running(benchmark: Any, fixed: Mapping[str, Any],
+def _tasks_running(benchmark: Any, fixed: Mapping[str, Any],
                   contradicted: Mapping[str, Any]) -> list[str]:
     """The variant tasks that run ``fixed`` with ``contradicted`` over it: those fixing
     nothing else and agreeing on every one of those options, else those agreeing on the

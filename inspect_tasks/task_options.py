@@ -117,7 +117,8 @@ def _contradiction(benchmark: Benchmark, task: str | None, fixed: Mapping[str, A
     runs = find_variant(benchmark, tasks[0]).options if tasks else {}
     run = prefix + (tasks[0] if tasks else benchmark.name) + "".join(
         f" -T {key}={value}" for key, value in contradicted.items() if key not in runs)
-    return (f"{prefix}{task} runs {', '.join(f'{k}={fixed[k]}' for k in contradicted)}; "
+    this = prefix + task if task else "this task"
+    return (f"{this} runs {', '.join(f'{k}={fixed[k]}' for k in contradicted)}; "
             f"-T {', '.join(f'{k}={v}' for k, v in contradicted.items())} asks for "
             f"another: run {run}")
 
