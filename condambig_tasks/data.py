@@ -12,7 +12,6 @@ own retries would take half a minute.
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import hashlib
 import socket
@@ -87,15 +86,17 @@ def read_text(path: Path) -> str:
     Raises OSError / UnicodeDecodeError for the caller to word as its own error."""
     content = path.read_bytes()
     if _SOURCES.get() is not None:  # hashed only when a run records its provenance
-        _note_file(path, hashlib.sha256(content))
+        note_file(path, hashlib.sha256(content).hexdigest())
     return content.decode("utf-8")
 
 
-def _note_file(path: Path, digest: Any) -> None:
-    note_source({"kind": "file", "path": str(path), "sha256": digest.hexdigest()})
+def note_file(path: Path, sha256: str) -> None:
+    """Record a data file read with the sha256 of its bytes (see :func:`note_source`)."""
+    note_source({"kind": "file", "path": str(path), "sha256": sha256})
 
 
-def _not_json(path: Path, error: Exception) -> CorruptDataError:
+def not_json(path: Path, error: Exception) -> CorruptDataError:
+    """The error for a data file that cannot be read as JSON."""
     return CorruptDataError(
         f"{path}: cannot be read as JSON ({error}). Replace it with the upstream file.")
 
@@ -169,37 +170,7 @@ def read_json(path: Path) -> Any:
             return [value for _, value in json_files.loads_lines(text)]
         return json_files.loads(text)
     except (OSError, UnicodeDecodeError, json_files.JsonFileError) as error:
-        raise _not_json(path, error) from error
-
-
-READ_BLOCK_BYTES = 1 << 20
-
-
-def read_json_rows(path: Path, unwrap: str | None = None) -> Iterator[Any]:
-    """The rows of a JSON data file, read a block at a time: the elements of its top-level
-    array (of the list under ``unwrap`` when the top level is an object), or the lines of
-    JSON Lines. A large ``.json`` file is never held as text, and each row can become its
-    record before the next is parsed (whole-file parsing held 40 KB a CondAmbigQA question,
-    2.7 times the file). The bytes read are recorded with their sha256, as :func:`read_text`."""
-    if path.suffix == ".jsonl":
-        yield from read_json(path)
-        return
-    digest = hashlib.sha256()
-
-    def blocks() -> Iterator[str]:
-        decoder = codecs.getincrementaldecoder("utf-8")()
-        with path.open("rb") as handle:
-            while block := handle.read(READ_BLOCK_BYTES):
-                digest.update(block)
-                yield decoder.decode(block)
-        yield decoder.decode(b"", final=True)
-
-    try:
-        yield from json_files.iter_array(blocks(), unwrap)
-    except (OSError, UnicodeDecodeError, json_files.JsonFileError) as error:
-        raise _not_json(path, error) from error
-    if _SOURCES.get() is not None:
-        _note_file(path, digest)
+        raise not_json(path, error) from error
 
 
 def sha256_of(path: Path) -> str:

@@ -88,16 +88,13 @@ def resolve_judge(benchmark: Benchmark, options: Any, source: Any) -> Any:
 
 @dataclass(frozen=True)
 class RunResult:
-    """A run's corpus values, why each null one is null, its headline, and its judge
-    tally; ``judge_failed``: judged numbers were withheld or left without judgements
-    because the judge failed (the run must not look finished)."""
+    """A run's corpus values, why each null one is null, and its headline;
+    ``judge_failed``: judged numbers were withheld or left without judgements because the
+    judge failed (the run must not look finished)."""
 
     values: dict[str, float | None]
     reasons: dict[str, str]
     headline: str | None = None
-    judgements: int = 0
-    failed: int = 0
-    last_error: str | None = None
     judge_failed: bool = False
 
 
@@ -158,8 +155,7 @@ class BenchmarkRun:
 
     # after scoring
     def summarise(self, samples: Sequence[ScoredSample], *, failed: int = 0,
-                  max_failed: int = 0, retry_hint: str = "", judgements: int = 0,
-                  last_error: str | None = None,
+                  max_failed: int = 0, retry_hint: str = "",
                   endpoint_failure: str | None = None) -> RunResult:
         """Summary and null reasons; past ``max_failed`` failed judgements the judged
         metrics are withheld with ``retry_hint``; after an endpoint failure a judged metric
@@ -179,8 +175,7 @@ class BenchmarkRun:
             headline = self.headline
             if headline in reasons and SUITE_SCORE in reasons:
                 reasons[SUITE_SCORE] = f"the headline {headline} is null: {reasons[headline]}"
-        return RunResult(values, reasons, self.headline, judgements, failed, last_error,
-                         judge_failed)
+        return RunResult(values, reasons, self.headline, judge_failed)
 
 
 def explain_nulls(

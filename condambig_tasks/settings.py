@@ -1,4 +1,5 @@
-"""Every environment variable this project reads, read here and nowhere else.
+"""Every environment variable the shared code reads, read here and nowhere else (a
+benchmark's own variables are read beside it: HotpotQA-FLM's ``CONDAMBIG_FLM_*``).
 
 Code deeper down receives typed values (paths, dataclasses) from these functions.
 """
@@ -229,29 +230,4 @@ def _check_base_url(value: str) -> None:
             f"judge setting {JUDGE_BASE_URL_VARIABLE} / --metadata judge_base_url must be an http(s) URL such as "
             f"http://localhost:8000/v1, got {value!r}")
 
-
-# HotpotQA-FLM agents (answering agent A and downstream model D) for lm-eval,
-# condambig-score and Inspect's local-checkpoint mode. lm-eval --metadata keys / Inspect -T
-# options / condambig-score flags win over these; unset means the paper's google/flan-t5-base.
-FLM_ANSWERING_AGENT_VARIABLE = "CONDAMBIG_FLM_ANSWERING_AGENT"
-FLM_DOWNSTREAM_MODEL_VARIABLE = "CONDAMBIG_FLM_DOWNSTREAM_MODEL"
-FLM_DEVICE_VARIABLE = "CONDAMBIG_FLM_DEVICE"
-FLM_DTYPE_VARIABLE = "CONDAMBIG_FLM_DTYPE"
-FLM_BATCH_SIZE_VARIABLE = "CONDAMBIG_FLM_BATCH_SIZE"
-FLM_CACHE_VARIABLE = "CONDAMBIG_FLM_CACHE"
-FLM_DEFAULT_AGENT = "google/flan-t5-base"
-
-
-def flm_agent_environment() -> dict[str, str]:
-    """The HotpotQA-FLM agent variables that are set, under their --metadata key names."""
-    names = {
-        "answering_agent": FLM_ANSWERING_AGENT_VARIABLE,
-        "downstream_model": FLM_DOWNSTREAM_MODEL_VARIABLE,
-        "agent_device": FLM_DEVICE_VARIABLE,
-        "agent_dtype": FLM_DTYPE_VARIABLE,
-        "agent_batch_size": FLM_BATCH_SIZE_VARIABLE,
-        "downstream_cache": FLM_CACHE_VARIABLE,
-    }
-    found = {key: environment_value(variable) for key, variable in names.items()}
-    return {key: value for key, value in found.items() if value is not None}
 

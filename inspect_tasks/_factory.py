@@ -68,14 +68,6 @@ from condambig_tasks.run import (
 
 logger = logging.getLogger("condambig")
 
-def prompt_length_hint(benchmark_name: str) -> str:
-    """A benchmark's own way to shorten its prompts, for a prompt that does not fit."""
-    from condambig_tasks.options import option_specs
-
-    names = {spec.name for spec in option_specs(registry.get(benchmark_name).options_type)}
-    return " or lower -T max_document_words" if "max_document_words" in names else ""
-
-
 def inspect_task_name(benchmark_name: str, dataset_name: str) -> str:
     """The task as the user names it on the command line, for messages: a dataset named as
     a declared task (``abg_coqa_detection``, ``condambigqa_gold_conditions``) is that task,
@@ -94,13 +86,15 @@ def benchmark_task(
     dataset_name: str | None = None,
     metadata: dict[str, Any] | None = None,
     judge_max_failed: int | None = None,
+    length_hint: str = "",
 ) -> Task:
     """The Inspect task of one benchmark with the given options (``-T`` values).
 
     The judge is the ``grader`` role, else the benchmark's default grader (the paper's
     judge); ``judge=False`` runs judge-free. ``judge_max_failed``: how many judgements may
     finally fail before the judged metrics are withheld (None:
-    ``CONDAMBIG_JUDGE_MAX_FAILED``, else 0).
+    ``CONDAMBIG_JUDGE_MAX_FAILED``, else 0). ``length_hint``: the task's own way to shorten
+    a prompt too long for an in-process model (``" or lower -T max_document_words"``).
     """
     show_project_logs()
     max_failed = max_failed_option(judge_max_failed)
@@ -143,7 +137,7 @@ def benchmark_task(
             target=target if target else "", metadata={"record": record},
         ))
     check_prompts_fit(task_name, [(sample.id, sample.input) for sample in samples],
-                      prompt_length_hint(benchmark_name))
+                      length_hint)
     wanted = judge_wanted(benchmark, options, source)
     return Task(
         dataset=MemoryDataset(samples, name=task_name),

@@ -34,4 +34,5 @@ def conditionalqa(
     # None means whole documents; benchmark_task drops None values, so it travels as 0
     words = 0 if max_document_words is None else max_document_words
     return benchmark_task("conditionalqa", {"split": split, "max_document_words": words},
-                          max_tokens=max_tokens, dataset_name=f"conditionalqa_{split}")
+                          max_tokens=max_tokens, dataset_name=f"conditionalqa_{split}",
+                          length_hint=" or lower -T max_document_words")

@@ -40,15 +40,12 @@ def run_summary(benchmark: Benchmark, options: Any, judged: bool, max_failed: in
     ``max_failed`` failed judgements (failures counted from the samples' ``judge_calls``,
     plus ``unscored``: failed judgements the scores do not show, such as those of samples
     that ended in error)."""
-    calls = [call for sample in samples for call in sample.details.get("judge_calls") or []
-             if isinstance(call, dict)]
-    failures = [call for call in calls if call.get("failed")]
+    failed = sum(1 for sample in samples for call in sample.details.get("judge_calls") or []
+                 if isinstance(call, dict) and call.get("failed"))
     extra = unscored or JudgeTally()
-    last_error = str(failures[-1].get("error")) if failures else None
     return BenchmarkRun(benchmark, options, judged).summarise(
-        samples, failed=len(failures) + extra.failed, max_failed=max_failed,
-        retry_hint=rescore_hint(benchmark.name), judgements=len(calls) + extra.failed,
-        last_error=extra.last_error or last_error)
+        samples, failed=failed + extra.failed, max_failed=max_failed,
+        retry_hint=rescore_hint(benchmark.name))
 
 
 @dataclass(frozen=True)

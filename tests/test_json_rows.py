@@ -1,5 +1,5 @@
-"""Data files read a block at a time (``json_files.iter_array``, ``data.read_json_rows``):
-the rows and the failures are ``json.loads``'s, at every block size, with the place of a
+"""Data files read a block at a time (``json_files.iter_array``, CondAmbigQA's
+``loader.read_json_rows``): the rows and the failures are ``json.loads``'s, at every block size, with the place of a
 failure in the whole text; and a file is never held whole."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from condambig_tasks import data, json_files
+from condambig_tasks.condambigqa import loader
 
 TEXTS = [
     "[]", "  [ ] ", "[1]\n\n", '[ 1 , 2.5e3 ,"a,]b" ,{"x":[1,{"y":"z"}]}, null, true, '
@@ -69,7 +70,7 @@ def test_a_data_file_is_read_a_block_at_a_time_and_recorded_with_its_digest(tmp_
     path = tmp_path / "rows.json"
     rows = [{"id": n, "text": "é" * 50} for n in range(200)]
     path.write_text(json.dumps(rows), encoding="utf-8")
-    monkeypatch.setattr(data, "READ_BLOCK_BYTES", 97)  # splits characters and rows
+    monkeypatch.setattr(loader, "READ_BLOCK_BYTES", 97)  # splits characters and rows
     reads = []
     original = json_files._Blocks.more
 
@@ -79,7 +80,7 @@ def test_a_data_file_is_read_a_block_at_a_time_and_recorded_with_its_digest(tmp_
 
     monkeypatch.setattr(json_files._Blocks, "more", more)
     with data.recording_sources() as sources:
-        assert list(data.read_json_rows(path)) == rows
+        assert list(loader.read_json_rows(path)) == rows
     assert sources == [{"kind": "file", "path": str(path), "sha256": data.sha256_of(path)}]
     # the text held never grows past a row and a block
     assert max(reads) < 2 * len(json.dumps(rows[0])) + 97
@@ -91,7 +92,7 @@ def test_a_corrupt_data_file_is_one_error_naming_the_file_and_the_place(tmp_path
     with pytest.raises(data.CorruptDataError, match=r"rows.json: cannot be read as JSON "
                        r"\(Expecting property name enclosed in double quotes at line 2 "
                        r"column 11\)"):
-        list(data.read_json_rows(path))
+        list(loader.read_json_rows(path))
 
 
 def test_a_row_of_many_blocks_is_parsed_a_logarithmic_number_of_times(monkeypatch):

@@ -9,7 +9,9 @@ import pytest
 
 from condambig_tasks import lm_eval_options, registry, settings
 from condambig_tasks.errors import ConfigurationError
+from condambig_tasks.hotpot_flm.hf_models import AGENT_VARIABLES
 from condambig_tasks.lm_eval_options import resolve_lm_eval_options
+from condambig_tasks.options import option_specs
 
 MAIN = {"setting": "main"}
 # what lm-eval 0.4.13 adds to every task's metadata: model arguments, the YAML version, the
@@ -59,7 +61,7 @@ def test_a_value_equal_to_the_fixed_option_is_accepted():
 
 
 def test_every_variant_task_keeps_working(monkeypatch):
-    monkeypatch.setenv(settings.FLM_ANSWERING_AGENT_VARIABLE, "")
+    monkeypatch.setenv(AGENT_VARIABLES["answering_agent"], "")
     for name in registry.BENCHMARKS:
         benchmark = registry.get(name)
         for variant in benchmark.variants:
@@ -99,13 +101,11 @@ def test_unknown_keys_not_close_to_ours_are_no_error(caplog):
     assert not caplog.records
 
 
-def test_known_keys_come_from_the_options_and_the_judge_settings(monkeypatch):
+def test_known_keys_come_from_the_options_and_the_judge_settings():
     known = lm_eval_options.known_keys()
     assert set(settings.judge_option_keys()) <= known
-    for name in dir(settings):
-        if name.startswith("FLM_") and name.endswith("_VARIABLE"):
-            monkeypatch.setenv(getattr(settings, name), "x")
-    agent_keys = set(settings.flm_agent_environment())
+    agent_keys = {spec.name for spec in option_specs(registry.get("hotpot_flm").options_type)
+                  if spec.environment}
     assert {"answering_agent", "downstream_model"} <= agent_keys <= known
 
 

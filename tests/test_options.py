@@ -13,7 +13,7 @@ from typing import Literal
 
 import pytest
 
-from condambig_tasks import cli, registry, settings
+from condambig_tasks import cli, registry
 from condambig_tasks.benchmark import Benchmark, options_to_json
 from condambig_tasks.errors import ConfigurationError
 from condambig_tasks.lm_eval_options import resolve_lm_eval_options
@@ -170,13 +170,17 @@ def test_inspect_task_parameters_are_the_options(task_name, function):
             assert default == spec.default, spec.name
 
 
-def test_environment_options_are_the_ones_settings_reads(monkeypatch):
-    for variable in {spec.environment for spec in option_specs(
-            registry.get("hotpot_flm").options_type) if spec.environment}:
-        monkeypatch.setenv(variable, "1")
-    declared = {spec.name for spec in option_specs(registry.get("hotpot_flm").options_type)
-                if spec.environment}
-    assert declared == set(settings.flm_agent_environment())
+def test_every_environment_option_is_read_from_its_variable(monkeypatch):
+    benchmark = registry.get("hotpot_flm")
+    given = {"answering_agent": "/a", "downstream_model": "/d", "agent_device": "cpu",
+             "agent_dtype": "bfloat16", "agent_batch_size": "8", "downstream_cache": "off"}
+    declared = [spec for spec in option_specs(benchmark.options_type) if spec.environment]
+    assert {spec.name for spec in declared} == set(given)
+    for spec in declared:
+        monkeypatch.setenv(spec.environment, given[spec.name])
+    options = benchmark.options({})
+    for spec in declared:
+        assert getattr(options, spec.name) != spec.default, spec.name
 
 
 @pytest.mark.parametrize(("task_name", "arguments", "pattern"), [

@@ -9,13 +9,17 @@ matched to the fragment with the same text, then the same title.
 
 from __future__ import annotations
 
+import codecs
+import hashlib
 import logging
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
+from pathlib import Path
 from typing import Any
 
+from condambig_tasks import json_files
 from condambig_tasks.assets import HUGGINGFACE, AssetFile, ExternalAsset
 from condambig_tasks.condambigqa.records import CondAmbigQuestion, Fragment, GoldProperty
 from condambig_tasks.data import (
@@ -23,7 +27,9 @@ from condambig_tasks.data import (
     DataUnavailableError,
     load_hub_dataset,
     local_files,
-    read_json_rows,
+    not_json,
+    note_file,
+    read_json,
 )
 
 logger = logging.getLogger(__name__)
@@ -68,6 +74,7 @@ ASSETS = tuple(
     for release, hub in HUB_SOURCES.items())
 
 _NUMBERED_TITLE = re.compile(r"^\s*(\d+)\s*[.):-]\s*(.*)$", re.DOTALL)
+READ_BLOCK_BYTES = 1 << 20
 
 
 def load_questions(
@@ -96,7 +103,7 @@ def load_questions(
         source = ", ".join(str(p) for p in files)
         # each record becomes its question as it is read (a 2K file is 28 MB of JSON)
         questions = [keep(normalise_record(row, source)) for path in files
-                     for row in read_json_rows(path, unwrap="data")]
+                     for row in read_json_rows(path)]
     else:
         hub = HUB_SOURCES[release]
         dataset = load_hub_dataset(
@@ -113,6 +120,33 @@ def load_questions(
         raise DataUnavailableError(BENCHMARK, FOLDER, [HUB_SOURCES[release].local_file_hint],
                                    f"no questions found in {source}")
     return questions
+
+
+def read_json_rows(path: Path) -> Iterator[Any]:
+    """The records of a local file, read a block at a time: the elements of its top-level
+    array (of the list under ``data`` when the top level is an object), or the lines of
+    JSON Lines. A large ``.json`` file is never held as text, and each record can become
+    its question before the next is parsed (whole-file parsing held 40 KB a question, 2.7
+    times the file). The bytes read are recorded with their sha256, as
+    :func:`condambig_tasks.data.read_text` records them."""
+    if path.suffix == ".jsonl":
+        yield from read_json(path)
+        return
+    digest = hashlib.sha256()
+
+    def blocks() -> Iterator[str]:
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        with path.open("rb") as handle:
+            while block := handle.read(READ_BLOCK_BYTES):
+                digest.update(block)
+                yield decoder.decode(block)
+        yield decoder.decode(b"", final=True)
+
+    try:
+        yield from json_files.iter_array(blocks(), unwrap="data")
+    except (OSError, UnicodeDecodeError, json_files.JsonFileError) as error:
+        raise not_json(path, error) from error
+    note_file(path, digest.hexdigest())
 
 
 def normalise_record(row: Mapping[str, Any], source: str = "") -> CondAmbigQuestion:

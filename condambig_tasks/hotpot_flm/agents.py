@@ -13,7 +13,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from condambig_tasks import settings
 from condambig_tasks.assets import HUGGINGFACE, ExternalAsset
 from condambig_tasks.hotpot_flm.hf_models import CheckpointPool, CheckpointSpec
 from condambig_tasks.hotpot_flm.inference import BatchLimits, GreedyGenerator, YesNoScorer
@@ -188,15 +187,16 @@ class LocalDownstream:
 
 
 # the checkpoint of both agents unless options name others; transformers fetches its files
+DEFAULT_AGENT = "google/flan-t5-base"
 AGENT_ASSET = ExternalAsset(
-    HUGGINGFACE, settings.FLM_DEFAULT_AGENT, "hf_hub_download",
+    HUGGINGFACE, DEFAULT_AGENT, "hf_hub_download",
     "The paper's answering agent and downstream model (options answering_agent, "
     "downstream_model); no commit recorded.")
 
 
 def checkpoint_name(explicit: str | None) -> str:
     """The checkpoint an agent option names; unset: the paper's ``google/flan-t5-base``."""
-    return explicit or settings.FLM_DEFAULT_AGENT
+    return explicit or DEFAULT_AGENT
 
 
 class LocalAgents:

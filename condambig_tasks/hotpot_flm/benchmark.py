@@ -47,6 +47,7 @@ from condambig_tasks.hotpot_flm.agents import (
 )
 from condambig_tasks.hotpot_flm.cache import AnswerCache, NoCache, ScoreCache
 from condambig_tasks.hotpot_flm.hf_models import (
+    AGENT_VARIABLES,
     DEFAULT_DTYPE,
     AgentLoadError,
     CheckpointSpec,
@@ -72,6 +73,7 @@ from condambig_tasks.hotpot_flm.roles import (
     RoleDownstream,
     bound_model,
 )
+from condambig_tasks.options import option_specs
 
 if TYPE_CHECKING:
     import numpy as np
@@ -103,23 +105,23 @@ class FlmOptions:
     split: Split = field(default=Split.FULL, metadata={
         "help": "full: HotpotQA distractor validation; test: the 400 annotated rows"})
     answering_agent: str | None = field(default=None, metadata={
-        "help": _CHECKPOINT_HELP.format(variable=settings.FLM_ANSWERING_AGENT_VARIABLE,
+        "help": _CHECKPOINT_HELP.format(variable=AGENT_VARIABLES["answering_agent"],
                                         role=ANSWERER_ROLE),
-        "environment": settings.FLM_ANSWERING_AGENT_VARIABLE})
+        "environment": AGENT_VARIABLES["answering_agent"]})
     downstream_model: str | None = field(default=None, metadata={
-        "help": _CHECKPOINT_HELP.format(variable=settings.FLM_DOWNSTREAM_MODEL_VARIABLE,
+        "help": _CHECKPOINT_HELP.format(variable=AGENT_VARIABLES["downstream_model"],
                                         role=DOWNSTREAM_ROLE),
-        "environment": settings.FLM_DOWNSTREAM_MODEL_VARIABLE})
+        "environment": AGENT_VARIABLES["downstream_model"]})
     agent_device: str = field(default="auto", metadata={
         "help": "device of local agents: auto, cpu, cuda, cuda:N, mps", "cli": ("--device",),
-        "environment": settings.FLM_DEVICE_VARIABLE})
+        "environment": "CONDAMBIG_FLM_DEVICE"})
     agent_dtype: Dtype = field(default=DEFAULT_DTYPE, metadata={
         "help": "dtype of local agents (float32: the paper's; auto: bfloat16 on CUDA devices "
                 "that support it)", "cli": ("--dtype",),
-        "environment": settings.FLM_DTYPE_VARIABLE})
+        "environment": "CONDAMBIG_FLM_DTYPE"})
     agent_batch_size: int = field(default=DEFAULT_AGENT_BATCH_SIZE, metadata={
         "help": "batch size of local agents", "cli": ("--batch-size",),
-        "environment": settings.FLM_BATCH_SIZE_VARIABLE})
+        "environment": "CONDAMBIG_FLM_BATCH_SIZE"})
     downstream_max_new_tokens: int = field(default=DEFAULT_DOWNSTREAM_MAX_NEW_TOKENS, metadata={
         "help": "max_new_tokens of the downstream model's greedy generation"})
     downstream_cut_last_token: bool = field(default=True, metadata={
@@ -131,7 +133,7 @@ class FlmOptions:
     downstream_cache: bool = field(default=True, metadata={
         "help": "read and write the agent cache (downstream answers and candidate scores, "
                 "stored batch by batch: an interrupted run resumes)", "cli": ("--cache",),
-        "environment": settings.FLM_CACHE_VARIABLE})
+        "environment": "CONDAMBIG_FLM_CACHE"})
     mask_seed: int = field(default=DEFAULT_MASK_SEED, metadata={
         "help": "masking seed of the full split"})
 
@@ -240,12 +242,16 @@ class HotpotFLM(Benchmark[FlmOptions, FlmExample]):
     # ------------------------------------------------------------------ options
     def options(self, values: Mapping[str, Any] | None = None, *,
                 strict: bool = True) -> FlmOptions:
-        """Explicit values over the ``CONDAMBIG_FLM_*`` variables over the defaults; an
-        empty value counts as unset."""
+        """Explicit values over the ``CONDAMBIG_FLM_*`` variables (each option's field
+        metadata ``environment``) over the defaults; an empty value counts as unset."""
         explicit = {key: value for key, value in (values or {}).items()
                     if value is not None and not (isinstance(value, str) and not value.strip())}
-        return super().options({**settings.flm_agent_environment(), **explicit},
-                               strict=strict)
+        environment = {}
+        for spec in option_specs(FlmOptions):
+            value = settings.environment_value(spec.environment) if spec.environment else None
+            if value is not None:
+                environment[spec.name] = value
+        return super().options({**environment, **explicit}, strict=strict)
 
     # ------------------------------------------------------------------ items
     def load(self, options: FlmOptions) -> list[FlmExample]:

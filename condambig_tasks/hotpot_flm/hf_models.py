@@ -22,6 +22,9 @@ from condambig_tasks.errors import ConfigurationError
 Dtype = Literal["float32", "auto", "bfloat16", "float16"]
 DTYPES: tuple[str, ...] = get_args(Dtype)
 DEFAULT_DTYPE: Dtype = "float32"  # the paper's numerics, on every device
+# the variables that name each agent's checkpoint (FlmOptions' field metadata)
+AGENT_VARIABLES = {"answering_agent": "CONDAMBIG_FLM_ANSWERING_AGENT",
+                   "downstream_model": "CONDAMBIG_FLM_DOWNSTREAM_MODEL"}
 
 
 class AgentLoadError(ConfigurationError):
@@ -101,10 +104,7 @@ def checkpoint_identity(spec: CheckpointSpec, config: Any, dtype: Any, device: A
 
 
 def load_error(role: str, spec: CheckpointSpec, option: str, error: Exception) -> AgentLoadError:
-    variable = {
-        "answering_agent": settings.FLM_ANSWERING_AGENT_VARIABLE,
-        "downstream_model": settings.FLM_DOWNSTREAM_MODEL_VARIABLE,
-    }.get(option, option)
+    variable = AGENT_VARIABLES.get(option, option)
     return AgentLoadError(
         f"HotpotQA-FLM: cannot load the {role} {spec.name_or_path!r} ({type(error).__name__}: "
         f"{str(error).strip().splitlines()[0] if str(error).strip() else 'no detail'}). "

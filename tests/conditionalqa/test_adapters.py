@@ -119,3 +119,15 @@ def test_inspect_scorer_and_metrics_equal_condambig_score(fixture_data, tmp_path
     assert_same(metric(sample_scores), cli_metrics(tmp_path, capsys))
     failed = next(s for s in sample_scores if s.sample_id == "dev-fixture-2")
     assert "parse failure" in failed.score.explanation
+
+
+def test_a_prompt_too_long_for_the_model_names_max_document_words(fixture_data, monkeypatch):
+    """The Inspect task gives the context check its own way to shorten prompts."""
+    import condambig._factory as factory
+    from condambig.conditionalqa import conditionalqa
+
+    hints = []
+    monkeypatch.setattr(factory, "check_prompts_fit",
+                        lambda task, prompts, hint="": hints.append(hint))
+    conditionalqa()
+    assert hints == [" or lower -T max_document_words"]

@@ -47,9 +47,10 @@ def test_failed_judgements_past_the_limit_withhold_the_judged_metrics():
     options = benchmark.options({"subtask": "clarification"})
     scores = scored_samples(_clarification_scores(failed=2, judged=3))
     within = run_summary(benchmark, options, True, 2, scores)
-    assert within.failed == 2 and within.judgements == 5
+    assert not within.judge_failed  # 2 failed, 2 allowed
     assert within.values["judge_helpfulness"] == pytest.approx(0.8)
     past = run_summary(benchmark, options, True, 1, scores)
+    assert past.judge_failed
     assert past.values["judge_helpfulness"] is None
     assert past.reasons["judge_helpfulness"].startswith(
         "2 judgement(s) failed (judge_max_failed=1); rescore the stored outputs with `")
