@@ -201,11 +201,11 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
         from condambig_metrics.judge import openai_judge_engine
         from condambig_metrics.judge.preflight import CheckedBackend
 
-        engine = openai_judge_engine(config, progress_factory=Progress)
+        engine = openai_judge_engine(config, progress_factory=Progress,
+                                     names=cli_judge.what_to_set())
         # a wrong URL, key or model ends the run after one request, not after every
         # judgement's retries; a fully cached run sends nothing
-        engine.backend = CheckedBackend(engine.backend, cli_judge.describe(config),
-                                        cli_judge.what_to_set())
+        engine.backend = CheckedBackend(engine.backend, cli_judge.describe(config))
     for note in run.notes():
         print(f"condambig-score {note}", file=sys.stderr)
     runtime = Runtime(judge=engine)

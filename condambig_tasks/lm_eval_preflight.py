@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from condambig_metrics.judge.preflight import JudgeSettings, check_judge
 from condambig_tasks import lm_eval_configs, provenance, registry, settings
 from condambig_tasks.errors import CondambigError
 
@@ -102,37 +103,28 @@ def check_selected_tasks(names: Iterable[Any], metadata: Mapping[str, Any] | Non
                              f"(nothing was loaded or generated):\n{lines}")
 
 
-_CHECKED_JUDGES: set[tuple[str, str]] = set()
+# the judge settings as lm-eval users set them, for what a judge error advises
+LM_EVAL_SETTINGS = JudgeSettings(
+    base_url=f"{settings.JUDGE_BASE_URL_VARIABLE} (or --metadata judge_base_url; it ends in /v1)",
+    model=f"{settings.JUDGE_MODEL_VARIABLE} (or --metadata judge_model)",
+    key=f"{settings.JUDGE_API_KEY_VARIABLE} (or OPENAI_API_KEY)")
 
 
 def preflight_judge(benchmark: Any, judge: Any) -> None:
-    """One minimal request to the judge before any generation, once per process and
-    (model, endpoint): a wrong URL, key or model ends the run now, as one line, instead of
-    after every generation."""
+    """The judge check (:func:`condambig_metrics.judge.preflight.check_judge`) through the
+    judge's endpoint, once per process and (model, endpoint), and its cache: a wrong URL,
+    key, model or cache path ends the run now, as one line, instead of after generation."""
     from condambig_metrics.judge import OpenAIJudgeBackend, normalized_base_url
-    from condambig_metrics.judge.preflight import (
-        JudgeSettings,
-        JudgeUnavailableError,
-        check_judge,
-    )
     from condambig_tasks.run import check_judge_cache
 
-    endpoint = normalized_base_url(judge.base_url)
-    if (judge.model, endpoint) in _CHECKED_JUDGES:
-        return
-    what_to_set = JudgeSettings(
-        base_url=(f"{settings.JUDGE_BASE_URL_VARIABLE} (or --metadata judge_base_url; it "
-                  "ends in /v1)"),
-        model=f"{settings.JUDGE_MODEL_VARIABLE} (or --metadata judge_model)",
-        key=f"{settings.JUDGE_API_KEY_VARIABLE} (or OPENAI_API_KEY)")
     try:
-        check_judge(OpenAIJudgeBackend(judge), f"{judge.model!r} at {endpoint}",
-                    timeout_seconds=judge.timeout_seconds, what_to_set=what_to_set)
-    except (JudgeUnavailableError, ValueError) as error:
+        check_judge(OpenAIJudgeBackend(judge, LM_EVAL_SETTINGS),
+                    f"{judge.model!r} at {normalized_base_url(judge.base_url)}", once=True,
+                    timeout_seconds=judge.timeout_seconds)
+    except ValueError as error:  # JudgeUnavailableError, or no key for the OpenAI API
         raise CondambigError(f"{benchmark.name}: {error}") from None
     if judge.cache_enabled:  # an unusable cache path ends the run now, not after generation
         check_judge_cache(benchmark, judge.cache_path or judge.default_cache_path)
-    _CHECKED_JUDGES.add((judge.model, endpoint))
 
 
 def check_before_generation(run: Any, judge: Any) -> None:

@@ -35,7 +35,6 @@ from condambig.grader_preflight import (
     check_grader,
     forget_grader,
     grader_guard,
-    grader_returns,
     require_default_grader,
 )
 from condambig.judge_backend import GRADER_ROLE, grader_judge_engine
@@ -48,6 +47,7 @@ from condambig.run_summary import (
     scored_samples,
 )
 from condambig_metrics.judge import record_judgements
+from condambig_metrics.judge.preflight import judge_returns
 from condambig_tasks import registry, settings, uncertainty
 from condambig_tasks.benchmark import (
     Runtime,
@@ -176,7 +176,7 @@ def benchmark_scorer(benchmark_name: str, options: dict[str, Any], judged: bool)
     def judge_engine():
         if not judged:
             return None
-        returns = grader_returns()
+        returns = judge_returns()
         if returns not in engines:
             engines.clear()
             engines[returns] = grader_judge_engine(default=default_grader(benchmark))

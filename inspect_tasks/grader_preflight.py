@@ -34,7 +34,12 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from condambig.judge_backend import GRADER_ROLE, JUDGE_GENERATE_CONFIG, error_summary
+from condambig.judge_backend import (
+    GRADER_ROLE,
+    JUDGE_GENERATE_CONFIG,
+    error_summary,
+    status_code,
+)
 from condambig_metrics.judge import (
     JudgeCompletion,
     PermanentJudgeError,
@@ -44,8 +49,10 @@ from condambig_metrics.judge import (
 )
 from condambig_metrics.judge.preflight import (
     PREFLIGHT_MAX_TOKENS,
+    JudgeSettings,
     JudgeUnavailableError,
     check_judge,
+    forget_judge,
 )
 from condambig_tasks.errors import CondambigError
 
@@ -61,13 +68,22 @@ class GraderUnavailableError(CondambigError):
 
 
 class ProviderCheck:
-    """Sends the check prompt through a provider client directly (no Inspect retries) and
-    sorts its errors the way the provider does (retryable: transient, else: permanent)."""
+    """The grader as the judge check reaches it: a fresh client of the same provider, model,
+    base URL and key, made at the first check, sending the check prompt directly (no
+    Inspect retries) and sorting its errors the way the provider does (retryable:
+    transient, else: permanent, saying what to set: ``names``)."""
 
-    def __init__(self, model: Model):
-        self.api = model.api
+    def __init__(self, grader: Model):
+        self.grader = grader
+        self.names = _names(grader)
+        self.api: Any = None
 
-    async def complete(self, prompt: str) -> JudgeCompletion:
+    async def check(self, prompt: str) -> JudgeCompletion:
+        grader = self.grader
+        if self.api is None:
+            self.api = get_model(str(grader), base_url=getattr(grader.api, "base_url", None),
+                                 api_key=getattr(grader.api, "api_key", None), memoize=False,
+                                 **_model_args(grader)).api
         try:
             result = await self.api.generate(
                 input=[ChatMessageUser(content=prompt)], tools=[], tool_choice="none",
@@ -82,7 +98,8 @@ class ProviderCheck:
 
     async def aclose(self) -> None:
         """Close the client on the check's own event loop (it is bound to that loop)."""
-        await self.api.aclose()
+        if self.api is not None:
+            await self.api.aclose()
 
     def _classified(self, error: BaseException) -> Exception:
         text = f"{type(error).__name__}: {error}"
@@ -94,34 +111,39 @@ class ProviderCheck:
             if getattr(decision, "kind", None) == "rate_limit":
                 return RateLimitedError(f"rate limit: {text}")
             return TransientJudgeError(text)
-        return PermanentJudgeError(text)
-
-
-_CHECKED: set[tuple[str, str | None]] = set()  # graders that answered a check
-_FORGOTTEN: set[tuple[str, str | None]] = set()  # graders that failed after answering
-_RETURNS = 0  # how many times a forgotten grader answered a check again
+        status = status_code(error)
+        return PermanentJudgeError(f"{text.rstrip('.')}. {self.names.advice(status)}",
+                                   status=status)
 
 
 def check_grader(grader: Model, default_for: str | None = None) -> None:
-    """Raise :class:`GraderUnavailableError` when ``grader`` cannot judge (one request; a
-    grader that answered is not asked again in this process unless it failed mid-run since
-    (:func:`forget_grader`), one that failed is: its key or endpoint may have been fixed
-    since, e.g. between ``eval_set`` retries).
+    """Raise :class:`GraderUnavailableError` when ``grader`` cannot judge: the judge check
+    (:func:`~condambig_metrics.judge.preflight.check_judge`, once per process and grader:
+    again after it failed, or failed mid-run since, :func:`forget_grader`).
 
     ``default_for``: the task whose default grader this is (no grader role bound), so the
     message says so instead of naming a role the user did not bind."""
-    provider = str(grader).split("/", 1)[0]
-    if provider in IN_PROCESS_PROVIDERS:
+    if str(grader).split("/", 1)[0] in IN_PROCESS_PROVIDERS:
         return
+    where = grader_where(grader)
+    # the default grader is nobody's bound role: say so, and how to bind one
+    subject = (f"{default_for}: no grader role is bound and the default grader {where}"
+               if default_for else f"the judge --model-role grader={where}")
+    try:
+        check_judge(ProviderCheck(grader), where, once=True,
+                    timeout_seconds=CHECK_TIMEOUT_SECONDS, subject=subject)
+    except JudgeUnavailableError as error:
+        message = str(error)
+        if default_for:
+            message += (" Or bind another grader (--model-role grader=<model>), or run "
+                        "judge-free on purpose with -T judge=false.")
+        raise GraderUnavailableError(message) from None
+
+
+def grader_where(grader: Model) -> str:
+    """The grader and its endpoint, as the check names (and remembers) it."""
     base_url = getattr(grader.api, "base_url", None)
-    key = _checked_key(grader)
-    if key not in _CHECKED:
-        _check(grader, base_url, default_for)  # raises GraderUnavailableError
-        _CHECKED.add(key)
-        if key in _FORGOTTEN:
-            global _RETURNS
-            _FORGOTTEN.discard(key)
-            _RETURNS += 1
+    return f"{grader} at {normalized_base_url(base_url)}" if base_url else str(grader)
 
 
 def forget_grader(grader: Model) -> None:
@@ -129,20 +151,7 @@ def forget_grader(grader: Model) -> None:
     judges again in this process (``inspect eval-set`` retries the task at once: the
     task's setup step then ends the retry at the check, before any generation, while the
     grader is down)."""
-    key = _checked_key(grader)
-    if key in _CHECKED:
-        _CHECKED.discard(key)
-        _FORGOTTEN.add(key)
-
-
-def grader_returns() -> int:
-    """How many times a grader that had failed answered a check again: a scorer whose
-    judge engine gave up on its grader before then makes a new one."""
-    return _RETURNS
-
-
-def _checked_key(grader: Model) -> tuple[str, str | None]:
-    return (str(grader), getattr(grader.api, "base_url", None))
+    forget_judge(grader_where(grader))
 
 
 def no_grader_message(task: str, default: str | None, why: str | None = None) -> str:
@@ -204,36 +213,17 @@ def grader_guard(task: str, judged: bool, default: str | None) -> Solver:
     return solve
 
 
-def _check(grader: Model, base_url: str | None, default_for: str | None = None) -> None:
-    at = f" at {normalized_base_url(base_url)}" if base_url else ""
-    where = f"--model-role grader={grader}{at}"
-    # the default grader is nobody's bound role: say so, and how to bind one
-    subject = (f"{default_for}: no grader role is bound and the default grader {grader}{at}"
-               if default_for else None)
-    checker = get_model(str(grader), base_url=base_url,
-                        api_key=getattr(grader.api, "api_key", None), memoize=False,
-                        **_model_args(grader))
-    try:
-        check_judge(ProviderCheck(checker), where, timeout_seconds=CHECK_TIMEOUT_SECONDS,
-                    what_to_set=_what_to_set(grader), subject=subject)
-    except JudgeUnavailableError as error:
-        message = str(error)
-        if default_for:
-            message += (" Or bind another grader (--model-role grader=<model>), or run "
-                        "judge-free on purpose with -T judge=false.")
-        raise GraderUnavailableError(message) from None
-
-
 def _model_args(grader: Model) -> dict[str, Any]:
     return {key: value for key, value in (getattr(grader, "model_args", None) or {}).items()
             if key not in {"base_url", "api_key"}}
 
 
-def _what_to_set(grader: Model) -> str:
+def _names(grader: Model) -> JudgeSettings:
+    """The grader's settings as its provider reads them, for what a failed check advises."""
     variables = list(getattr(grader.api, "api_key_vars", None) or [])
     provider, _, rest = str(grader).partition("/")
+    base_url = "the provider's base URL"
     if provider == "openai-api" and "/" in rest:
-        service = rest.split("/", 1)[0].upper().replace("-", "_")
-        variables = [f"{service}_BASE_URL", *variables]
-    settings = " and ".join(variables) if variables else "the provider's base URL and API key"
-    return f"the grader's model name, {settings}"
+        base_url = rest.split("/", 1)[0].upper().replace("-", "_") + "_BASE_URL"
+    return JudgeSettings(base_url=base_url, model=f"the grader's model name ({grader})",
+                         key=" or ".join(variables) or "the provider's API key")

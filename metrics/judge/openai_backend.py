@@ -36,7 +36,13 @@ from condambig_metrics.judge.errors import (
     TransientJudgeError,
     redact_secrets,
 )
+from condambig_metrics.judge.preflight import (
+    ENVIRONMENT_SETTINGS,
+    PREFLIGHT_MAX_TOKENS,
+    JudgeSettings,
+)
 from condambig_metrics.judge.records import (
+    DEFAULT_BASE_URL,
     ENDPOINT_STATUS,
     JudgeCompletion,
     JudgeConfig,
@@ -54,22 +60,23 @@ _ACCOUNT_HEADERS = {"OpenAI-Organization": "OPENAI_ORG_ID", "OpenAI-Project": "O
 
 
 class OpenAIJudgeBackend:
-    """One chat-completions call per prompt: temperature 0, top logprobs requested."""
+    """One chat-completions call per prompt: temperature 0, top logprobs requested.
 
-    def __init__(self, config: JudgeConfig):
+    ``names``: the judge settings as the front end spells them, for what its errors advise."""
+
+    def __init__(self, config: JudgeConfig, names: JudgeSettings = ENVIRONMENT_SETTINGS):
         try:
             import aiohttp  # noqa: F401
         except ImportError as error:  # pragma: no cover - depends on the environment
             raise ImportError(
                 "the LLM judge needs the aiohttp package: pip install 'condambig[judge]'"
             ) from error
-        if config.base_url is None and not config.api_key:
+        if normalized_base_url(config.base_url) == DEFAULT_BASE_URL and not config.api_key:
             raise ValueError(
-                f"judge {config.model!r}: no API key for api.openai.com. Set "
-                "CONDAMBIG_JUDGE_API_KEY or OPENAI_API_KEY, or "
-                "point CONDAMBIG_JUDGE_BASE_URL at a server that needs none (e.g. vllm serve)."
-            )
+                f"the judge {config.model!r} at the OpenAI API needs a key: set {names.key}, "
+                f"or point {names.base_url} at a server that needs none (e.g. vllm serve)")
         self.config = config
+        self.names = names
         self.model_name = config.model
         self._url = normalized_base_url(config.base_url) + "/chat/completions"
         self._session: Any = None
@@ -90,8 +97,6 @@ class OpenAIJudgeBackend:
 
     async def check(self, prompt: str) -> JudgeCompletion:
         """The check request before any generation: as a judgement, but a few tokens."""
-        from condambig_metrics.judge.preflight import PREFLIGHT_MAX_TOKENS
-
         return await self.complete(prompt, max_tokens=PREFLIGHT_MAX_TOKENS)
 
     async def complete(self, prompt: str, max_tokens: int | None = None) -> JudgeCompletion:
@@ -134,7 +139,7 @@ class OpenAIJudgeBackend:
                 self._logprobs_supported = False
                 raise LogprobsRefusedError(
                     f"judge endpoint refused log-probabilities: {message}")
-            raise classify_status(status, message, code, headers)
+            raise classify_status(status, message, code, headers, self.names)
         try:
             reply = json.loads(body)
         except ValueError as error:  # also a body that is not UTF-8
@@ -151,10 +156,10 @@ class OpenAIJudgeBackend:
                 _abandon(session)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"config": self.config}
+        return {"config": self.config, "names": self.names}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["config"])
+        self.__init__(state["config"], state.get("names", ENVIRONMENT_SETTINGS))
 
     def _session_for_this_loop(self) -> tuple[Any, str | None]:
         """The aiohttp session bound to the running loop (a new loop needs a new session),
@@ -188,9 +193,10 @@ class OpenAIJudgeBackend:
 
 def openai_judge_engine(
     config: JudgeConfig, progress_factory: Callable[[str, int], Any] | None = None,
+    names: JudgeSettings = ENVIRONMENT_SETTINGS,
 ) -> JudgeEngine:
     """OpenAI-compatible backend plus the sqlite cache named by ``config`` (when enabled);
-    ``progress_factory`` as in :class:`JudgeEngine`."""
+    ``progress_factory`` as in :class:`JudgeEngine`, ``names`` as in the backend."""
     cache = None
     if config.cache_enabled:
         cache_path = config.cache_path or config.default_cache_path
@@ -201,7 +207,7 @@ def openai_judge_engine(
             )
         cache = JudgeCache(cache_path)
     return JudgeEngine(
-        OpenAIJudgeBackend(config), cache, concurrency=config.concurrency,
+        OpenAIJudgeBackend(config, names), cache, concurrency=config.concurrency,
         max_retries=config.max_retries,
         request_timeout_seconds=config.timeout_seconds * 1.5,  # safety net over the session's own
         retry_budget_seconds=config.retry_budget_seconds,
@@ -209,37 +215,28 @@ def openai_judge_engine(
     )
 
 
-def classify_status(status: int, message: str, code: str | None,
-                    headers: Mapping[str, str]) -> JudgeError:
-    """An HTTP error answer as a transient, rate-limit or permanent judge error with an
-    actionable message (``message`` and ``code``: the body's ``error.message`` and
-    ``error.code``)."""
+def classify_status(status: int, message: str, code: str | None, headers: Mapping[str, str],
+                    names: JudgeSettings = ENVIRONMENT_SETTINGS) -> JudgeError:
+    """An HTTP error answer as a transient, rate-limit or permanent judge error (``message``
+    and ``code``: the body's ``error.message`` and ``error.code``); a permanent one says
+    what to do, naming the settings as ``names`` spell them."""
     retry_after = retry_after_seconds(headers)
     waited = "" if retry_after is None else f" (Retry-After {retry_after:g} s)"
-    if status == 429 and code == "insufficient_quota":
-        return PermanentJudgeError(
-            f"judge endpoint returned HTTP 429: {message}. What to do: the account "
-            "has no quota left; add credit or use another key", affects_all_requests=True)
-    if status == 429 or (status == 503 and retry_after is not None):
+    quota = status == 429 and code == "insufficient_quota"
+    if not quota and (status == 429 or (status == 503 and retry_after is not None)):
         return RateLimitedError(f"judge endpoint returned HTTP {status}{waited}: {message}",
                                 retry_after=retry_after)
-    if status in _RETRYABLE_STATUS or status >= 500:
+    if not quota and (status in _RETRYABLE_STATUS or status >= 500):
         return TransientJudgeError(f"judge endpoint returned HTTP {status}{waited}: {message}",
                                    retry_after=retry_after)
     if 300 <= status < 400:
-        return PermanentJudgeError(
-            f"judge endpoint returned HTTP {status}, a redirect to "
-            f"{headers.get('location') or 'an unnamed address'}. What to do: set "
-            "CONDAMBIG_JUDGE_BASE_URL to the address it names (redirects are not followed, so "
-            "the API key only goes to the configured base URL)", affects_all_requests=True)
-    hint = {
-        401: "check the key in CONDAMBIG_JUDGE_API_KEY or OPENAI_API_KEY",
-        403: "the key is not allowed to use this model",
-        404: "check CONDAMBIG_JUDGE_MODEL and CONDAMBIG_JUDGE_BASE_URL, which should end in /v1",
-    }.get(status, "the endpoint rejected the request")
+        message = f"a redirect to {headers.get('location') or 'an unnamed address'}"
+    separator = ", " if 300 <= status < 400 else ": "
     return PermanentJudgeError(
-        f"judge endpoint returned HTTP {status}: {message}. What to do: {hint}",
-        affects_all_requests=status in ENDPOINT_STATUS, status=status,
+        f"judge endpoint returned HTTP {status}{separator}{message}. "
+        f"{names.advice(status)}",
+        affects_all_requests=quota or 300 <= status < 400 or status in ENDPOINT_STATUS,
+        status=status,
     )
 
 

@@ -1,14 +1,16 @@
-"""One minimal judge request before any generation, so a wrong URL, key or model name ends
-a run at once instead of after hours of generation.
+"""The judge check: one minimal judge request before any generation, so a wrong URL, key or
+model name ends a run at once instead of after hours of generation.
 
-Every front end calls :func:`check_judge` (blocking) or :func:`check_judge_async` on the
-backend it will judge with. What counts as a working judge: any HTTP answer that shows the
-endpoint is there, accepts the key and knows the model — a reply (readable or not), a
-refusal of log-probabilities, or a rate limit (429: the endpoint is there and busy; the
-engine will wait for it). What ends the run: 401 / 403 / 404 and any other permanent
+Every front end calls :func:`check_judge` (or, for a check at the first judgement,
+:class:`CheckedBackend`) with its way to reach the judge: a backend whose ``check(prompt)``
+sends one short request and whose ``names`` (:class:`JudgeSettings`) spell the settings the
+way the front end's users type them. What counts as a working judge: any HTTP answer that
+shows the endpoint is there, accepts the key and knows the model — a reply (readable or
+not), a refusal of log-probabilities, or a rate limit (429: the endpoint is there and busy;
+the engine will wait for it). What ends the run: 401 / 403 / 404 and any other permanent
 rejection, and an endpoint that cannot be reached or only fails (connection refused, DNS,
-timeouts, 5xx) after as many tries as the engine would make for one judgement (1 +
-its ``max_retries``), so a judge the engine would reach passes.
+timeouts, 5xx) after as many tries as the engine would make for one judgement (1 + its
+``max_retries``), so a judge the engine would reach passes.
 """
 
 from __future__ import annotations
@@ -37,27 +39,34 @@ _PAUSE_SECONDS = 0.5
 
 @dataclass(frozen=True)
 class JudgeSettings:
-    """How a front end spells the judge's three settings, so that a failed check names the
-    one to fix, once: the endpoint's own advice (``What to do: ...``) is replaced by it."""
+    """How a front end spells the judge's three settings, so that an error names the one to
+    fix: the one advice table of every judge error (:meth:`advice`)."""
 
     base_url: str
     model: str
     key: str
 
-    def advice(self, status: int | None, unreachable: bool) -> str | None:
-        """What to check after a failed check (None: the error's own advice stands, e.g. a
-        quota or a redirect)."""
-        if unreachable:  # refused, reset, timed out or 5xx: the address, or a server down
-            return f"{self.base_url}, and that the server there is running"
-        if status is not None and status not in (400, 401, 403, 404):
-            return None
-        return {401: f"the key in {self.key}",
-                403: f"the key in {self.key}: it may not use the model {self.model}",
-                404: f"{self.model} and {self.base_url}"}.get(
-                    status, f"{self.base_url}, {self.model} and the key in {self.key}")
+    def advice(self, status: int | None, reachable: bool = True) -> str:
+        """What to do after the endpoint answered HTTP ``status``, or after it could not be
+        reached (``reachable`` False: refused, reset, timed out or 5xx)."""
+        if not reachable:
+            return f"Check {self.base_url}, and that the server there is running"
+        if status == 429:  # only a 429 that says the quota is spent is permanent
+            return "The account has no quota left; add credit or use another key"
+        if status is not None and 300 <= status < 400:
+            return (f"Set {self.base_url} to the address it names (redirects are not "
+                    "followed, so the API key only goes to the configured base URL)")
+        return {401: f"Check the key in {self.key}",
+                403: f"Check the key in {self.key}: it may not use the model {self.model}",
+                404: f"Check {self.model} and {self.base_url}"}.get(
+                    status, "The endpoint rejected the request: check "
+                    f"{self.base_url}, {self.model} and the key in {self.key}")
 
 
-ADVICE_MARK = ". What to do: "  # how a backend's error says what to do (openai_backend)
+# the judge settings as the CONDAMBIG_JUDGE_* variables name them (any front end's default)
+ENVIRONMENT_SETTINGS = JudgeSettings(
+    base_url="CONDAMBIG_JUDGE_BASE_URL (it ends in /v1)", model="CONDAMBIG_JUDGE_MODEL",
+    key="CONDAMBIG_JUDGE_API_KEY or OPENAI_API_KEY")
 
 
 class JudgeUnavailableError(ValueError):
@@ -79,55 +88,26 @@ def check_attempts(backend: Any) -> int:
                 else DEFAULT_JUDGE_MAX_RETRIES)
 
 
-async def check_judge_async(backend: Any, where: str, *, attempts: int | None = None,
-                            timeout_seconds: float = 30.0,
-                            what_to_set: str | JudgeSettings = "",
-                            moment: str = "before any generation",
-                            subject: str | None = None) -> int:
-    """Send one minimal request through ``backend`` (its ``check(prompt)`` when it has one,
-    capped at :data:`PREFLIGHT_MAX_TOKENS`, else ``complete(prompt)``); raise
-    :class:`JudgeUnavailableError` when the judge cannot be used. Returns the number of
-    requests sent (for request counts that must equal what the endpoint received).
-
-    ``where`` describes the judge for the message (model and endpoint); ``what_to_set``
-    names the settings the user changes to fix it (e.g. the variables or flags; a
-    :class:`JudgeSettings` names only those that fit the failure); ``moment``
-    says when the check ran, for the message. ``attempts`` None: :func:`check_attempts`.
-    ``subject`` names the judge in the message (default ``the judge <where>``).
-    """
-    subject = subject or f"the judge {where}"
-    if attempts is None:
-        attempts = check_attempts(backend)
-    last: Exception | None = None
-    send = getattr(backend, "check", None) or backend.complete
-    for attempt in range(max(1, attempts)):
-        try:
-            await asyncio.wait_for(send(PREFLIGHT_PROMPT), timeout_seconds)
-            return attempt + 1
-        except (LogprobsRefusedError, UnparseableReplyError):
-            return attempt + 1  # it answered: the backend has switched log-probabilities
-            # off, or the reply had no score, which the engine handles per judgement
-        except PermanentJudgeError as error:
-            raise JudgeUnavailableError(_message(subject, error, what_to_set, moment),
-                                        attempt + 1) from None
-        except (TransientJudgeError, asyncio.TimeoutError, OSError) as error:
-            if isinstance(error, RateLimitedError):  # there and busy: the engine waits
-                return attempt + 1
-            last = error
-        if attempt + 1 < attempts:
-            await asyncio.sleep(_PAUSE_SECONDS)
-    raise JudgeUnavailableError(_message(subject, last, what_to_set, moment, timeout_seconds,
-                                         unreachable=True), max(1, attempts))
+_ANSWERED: set[str] = set()  # judges (their ``where``) that answered a check in this process
+_FORGOTTEN: set[str] = set()  # judges that failed mid-run after answering
+_RETURNS = [0]  # how many times a forgotten judge answered a check again
 
 
-def check_judge(backend: Any, where: str, **keywords: Any) -> None:
-    """:func:`check_judge_async` from synchronous code (its own event loop; the backend's
-    client bound to that loop is closed afterwards)."""
+def check_judge(backend: Any, where: str, *, once: bool = False, **keywords: Any) -> None:
+    """The judge check, from synchronous code before any generation: :func:`check_async`
+    on its own event loop (the backend's client bound to that loop is closed afterwards).
+
+    ``once``: a judge that answered is not asked again in this process unless it failed
+    mid-run since (:func:`forget_judge`); one that failed is (its key or endpoint may have
+    been fixed since, e.g. between ``eval_set`` retries)."""
     from concurrent.futures import ThreadPoolExecutor
+
+    if once and where in _ANSWERED:
+        return
 
     async def run() -> None:
         try:
-            await check_judge_async(backend, where, **keywords)
+            await check_async(backend, where, **keywords)
         finally:
             close = getattr(backend, "aclose", None)
             if close is not None:
@@ -137,29 +117,71 @@ def check_judge(backend: Any, where: str, **keywords: Any) -> None:
         asyncio.get_running_loop()
     except RuntimeError:
         asyncio.run(run())
-        return
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        pool.submit(asyncio.run, run()).result()
+    else:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            pool.submit(asyncio.run, run()).result()
+    if once:
+        _ANSWERED.add(where)
+        if where in _FORGOTTEN:
+            _FORGOTTEN.discard(where)
+            _RETURNS[0] += 1
 
 
-def _message(subject: str, error: BaseException | None, what_to_set: str | JudgeSettings,
-             moment: str, timeout_seconds: float = 0.0, unreachable: bool = False) -> str:
-    if isinstance(error, asyncio.TimeoutError):
-        # connected (or still connecting) but silent: too slow or stuck, not necessarily absent
+def forget_judge(where: str) -> None:
+    """The judge ``where`` refused every request or went away mid-run: check it again before
+    it judges again in this process."""
+    if where in _ANSWERED:
+        _ANSWERED.discard(where)
+        _FORGOTTEN.add(where)
+
+
+def judge_returns() -> int:
+    """How many times a judge that had failed mid-run answered a check again (a scorer whose
+    engine gave up on its judge then makes a new one)."""
+    return _RETURNS[0]
+
+
+async def check_async(backend: Any, where: str, *, attempts: int | None = None,
+                      timeout_seconds: float = 30.0, moment: str = "before any generation",
+                      subject: str | None = None) -> int:
+    """Send one minimal request through ``backend.check``; raise
+    :class:`JudgeUnavailableError` when the judge cannot be used. Returns the number of
+    requests sent (for request counts that must equal what the endpoint received).
+
+    ``where`` describes the judge for the message (model and endpoint); ``subject`` names it
+    (default ``the judge <where>``); ``moment`` says when the check ran. A permanent error's
+    message already says what to set (the backend's ``names``); an unreachable judge's gets
+    the advice here. ``attempts`` None: :func:`check_attempts`.
+    """
+    subject = subject or f"the judge {where}"
+    when = f" {moment}" if moment else ""
+    attempts = check_attempts(backend) if attempts is None else max(1, attempts)
+    last: BaseException | None = None
+    for attempt in range(attempts):
+        try:
+            await asyncio.wait_for(backend.check(PREFLIGHT_PROMPT), timeout_seconds)
+            return attempt + 1
+        except (LogprobsRefusedError, UnparseableReplyError, RateLimitedError):
+            # it answered: the backend has switched log-probabilities off, the reply had no
+            # score (the engine handles that per judgement), or it is there and busy
+            return attempt + 1
+        except PermanentJudgeError as error:
+            raise JudgeUnavailableError(
+                f"{subject} refused the check request{when}: {str(error).rstrip('.')}.",
+                attempt + 1) from None
+        except (TransientJudgeError, asyncio.TimeoutError, OSError) as error:
+            last = error
+        if attempt + 1 < attempts:
+            await asyncio.sleep(_PAUSE_SECONDS)
+    if isinstance(last, asyncio.TimeoutError):
+        # connected (or still connecting) but silent: too slow or stuck, not absent
+        state = "did not answer the check request"
         detail = (f"no answer to a {PREFLIGHT_MAX_TOKENS}-token request within "
                   f"{timeout_seconds:g} s (too slow or stuck)")
     else:
-        detail = str(error).rstrip(".") if error is not None else "no answer"
-    state = "cannot be reached" if unreachable else "refused the check request"
-    if isinstance(error, asyncio.TimeoutError):
-        state = "did not answer the check request"
-    if isinstance(what_to_set, JudgeSettings):
-        what_to_set = what_to_set.advice(getattr(error, "status", None), unreachable) or ""
-    if what_to_set:  # said once: the front end's settings, not also the endpoint's advice
-        detail = detail.split(ADVICE_MARK)[0].rstrip(".")
-    hint = f" Check {what_to_set}." if what_to_set else ""
-    when = f" {moment}" if moment else ""
-    return f"{subject} {state}{when}: {detail}.{hint}"
+        state, detail = "cannot be reached", str(last).rstrip(".")
+    advice = getattr(backend, "names", ENVIRONMENT_SETTINGS).advice(None, reachable=False)
+    raise JudgeUnavailableError(f"{subject} {state}{when}: {detail}. {advice}.", attempts)
 
 
 class CheckedBackend:
@@ -172,10 +194,9 @@ class CheckedBackend:
     failure with the check's one-line message.
     """
 
-    def __init__(self, backend: Any, where: str, what_to_set: str | JudgeSettings = ""):
+    def __init__(self, backend: Any, where: str):
         self.backend = backend
         self.where = where
-        self.what_to_set = what_to_set
         self._lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         self._checked = False
         self._failure: str | None = None
@@ -194,22 +215,18 @@ class CheckedBackend:
         return await self.backend.complete(prompt)
 
     async def _check_once(self) -> None:
-        if self._checked:
-            if self._failure is not None:
-                raise RequestNotSentError(self._failure)
-            return
-        loop = asyncio.get_running_loop()
-        if self._lock is None or self._lock[0] is not loop:
-            self._lock = (loop, asyncio.Lock())
-        async with self._lock[1]:
-            if not self._checked:
-                try:
-                    self.check_requests += await check_judge_async(
-                        self.backend, self.where, what_to_set=self.what_to_set,
-                        moment="at the first judgement")
-                except JudgeUnavailableError as error:
-                    self.check_requests += error.requests
-                    self._failure = str(error)
-                self._checked = True
+        if not self._checked:
+            loop = asyncio.get_running_loop()
+            if self._lock is None or self._lock[0] is not loop:
+                self._lock = (loop, asyncio.Lock())
+            async with self._lock[1]:
+                if not self._checked:
+                    try:
+                        self.check_requests += await check_async(
+                            self.backend, self.where, moment="at the first judgement")
+                    except JudgeUnavailableError as error:
+                        self.check_requests += error.requests
+                        self._failure = str(error)
+                    self._checked = True
         if self._failure is not None:
             raise RequestNotSentError(self._failure)

@@ -93,7 +93,7 @@ def check_connections(url: str, port: int, monkeypatch) -> tuple[int, int]:
     check = ProviderCheck(get_model("openai-api/grader/j", base_url=url, api_key="k",
                                     memoize=False))
     with pytest.raises(Exception, match="Connection error"):
-        asyncio.run(check.complete("connection check"))
+        asyncio.run(check.check("connection check"))
     return check_attempts(check), len(connections)
 
 

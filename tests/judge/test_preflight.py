@@ -34,16 +34,17 @@ def test_a_judge_that_answers_passes(script):
         assert server.stats()["requests"] >= 1
 
 
-@pytest.mark.parametrize("kind", ["401", "403", "404"])
-def test_a_refusal_ends_at_once_naming_the_judge(kind):
+@pytest.mark.parametrize("kind, setting", [("401", "CONDAMBIG_JUDGE_API_KEY"),
+                                           ("403", "CONDAMBIG_JUDGE_API_KEY"),
+                                           ("404", "CONDAMBIG_JUDGE_BASE_URL")])
+def test_a_refusal_ends_at_once_naming_the_judge(kind, setting):
     with JudgeServer({"faults": [{"kind": kind}]}) as server:
         with pytest.raises(JudgeUnavailableError) as raised:
-            check_judge(_backend(server.base_url), f"judge-model at {server.base_url}",
-                        what_to_set="CONDAMBIG_JUDGE_BASE_URL")
+            check_judge(_backend(server.base_url), f"judge-model at {server.base_url}")
         assert server.stats()["requests"] == 1
     message = str(raised.value)
     assert server.base_url in message and f"HTTP {kind}" in message
-    assert "CONDAMBIG_JUDGE_BASE_URL" in message and "\n" not in message
+    assert message.count(setting) == 1 and "\n" not in message
 
 
 def test_an_unreachable_endpoint_is_tried_as_often_as_the_engine_would_then_ends():
@@ -95,11 +96,12 @@ def test_after_a_failed_check_no_request_is_counted_that_was_not_sent():
 def test_the_default_grader_is_not_called_a_bound_role(monkeypatch):
     """With no grader bound, the check's failure names the default grader as such."""
     from condambig import grader_preflight
+    from condambig_metrics.judge import preflight
 
     url = f"http://127.0.0.1:{_closed_port()}/v1"
     monkeypatch.setenv("DEADGRADER_BASE_URL", url)
     monkeypatch.setenv("DEADGRADER_API_KEY", "k")
-    monkeypatch.setattr(grader_preflight, "_CHECKED", set())
+    monkeypatch.setattr(preflight, "_ANSWERED", set())
     with pytest.raises(grader_preflight.GraderUnavailableError) as raised:
         grader_preflight.grader_in_effect("condambigqa_main", "openai-api/deadgrader/j")
     message = str(raised.value)
@@ -123,28 +125,34 @@ def test_a_dead_port_whose_number_holds_429_is_not_taken_for_a_rate_limit():
         check_judge(_backend(url), f"judge-model at {url}")
 
 
-def test_a_grader_that_failed_its_check_is_checked_again_one_that_answered_is_not(monkeypatch):
+class _Scripted:
+    """A judge that answers a check, or refuses it (``down``), counting the checks."""
+
+    def __init__(self):
+        self.down, self.checks = False, 0
+
+    async def check(self, prompt):
+        from condambig_metrics.judge import PermanentJudgeError
+
+        self.checks += 1
+        if self.down:
+            raise PermanentJudgeError("HTTP 401: bad key")
+
+
+def test_a_judge_that_failed_its_check_is_checked_again_one_that_answered_is_not(
+        monkeypatch):
     """A key or endpoint fixed within one process (a notebook, eval_set's retries) is seen."""
-    from types import SimpleNamespace
+    from condambig_metrics.judge import preflight
 
-    from condambig import grader_preflight
-
-    calls = []
-
-    def check(grader, base_url, default_for=None):
-        calls.append(base_url)
-        if len(calls) == 1:
-            raise grader_preflight.GraderUnavailableError("401: bad key")
-
-    monkeypatch.setattr(grader_preflight, "_check", check)
-    monkeypatch.setattr(grader_preflight, "_CHECKED", set())
-    api = SimpleNamespace(base_url="http://127.0.0.1:9/v1")
-    grader = type("Grader", (), {"api": api, "__str__": lambda self: "openai/judge"})()
-    with pytest.raises(grader_preflight.GraderUnavailableError, match="bad key"):
-        grader_preflight.check_grader(grader)
-    grader_preflight.check_grader(grader)  # fixed: checked again, and answers
-    grader_preflight.check_grader(grader)  # answered before: not asked again
-    assert len(calls) == 2
+    monkeypatch.setattr(preflight, "_ANSWERED", set())
+    judge = _Scripted()
+    judge.down = True
+    with pytest.raises(JudgeUnavailableError, match="bad key"):
+        check_judge(judge, "judge at x", once=True)
+    judge.down = False
+    check_judge(judge, "judge at x", once=True)  # fixed: checked again, and answers
+    check_judge(judge, "judge at x", once=True)  # answered before: not asked again
+    assert judge.checks == 2
 
 
 def test_the_check_asks_for_a_few_tokens_not_a_judgements_budget():
@@ -171,36 +179,25 @@ def test_a_judge_that_connects_but_stays_silent_is_called_slow_not_unreachable()
     assert "too slow or stuck" in message and "\n" not in message
 
 
-def test_a_grader_that_failed_mid_run_is_checked_again_and_its_return_counted(monkeypatch):
-    """After a grader went away (or refused every request) mid-run, its next use is checked
-    again (eval-set's retry ends at the check while it is down), and its answering again is
-    counted, so that scorers make a new judge engine instead of the one that gave up."""
-    from types import SimpleNamespace
+def test_a_judge_that_failed_mid_run_is_checked_again_and_its_return_counted(monkeypatch):
+    """After a judge (the grader) went away (or refused every request) mid-run, its next use
+    is checked again (eval-set's retry ends at the check while it is down), and its
+    answering again is counted, so that scorers make a new judge engine instead of the one
+    that gave up."""
+    from condambig_metrics.judge import preflight
 
-    from condambig import grader_preflight
-
-    calls = []
-    down = [False]
-
-    def check(grader, base_url, default_for=None):
-        calls.append(base_url)
-        if down[0]:
-            raise grader_preflight.GraderUnavailableError("cannot be reached")
-
-    monkeypatch.setattr(grader_preflight, "_check", check)
-    monkeypatch.setattr(grader_preflight, "_CHECKED", set())
-    monkeypatch.setattr(grader_preflight, "_FORGOTTEN", set())
-    api = SimpleNamespace(base_url="http://127.0.0.1:9/v1")
-    grader = type("Grader", (), {"api": api, "__str__": lambda self: "openai/judge"})()
-    grader_preflight.check_grader(grader)
-    returns = grader_preflight.grader_returns()
-    grader_preflight.forget_grader(grader)  # it went away mid-run
-    down[0] = True
-    with pytest.raises(grader_preflight.GraderUnavailableError):
-        grader_preflight.check_grader(grader)  # checked again: still down
-    assert grader_preflight.grader_returns() == returns
-    down[0] = False
-    grader_preflight.check_grader(grader)  # back
-    grader_preflight.check_grader(grader)  # answered: not asked again
-    assert len(calls) == 3
-    assert grader_preflight.grader_returns() == returns + 1
+    monkeypatch.setattr(preflight, "_ANSWERED", set())
+    monkeypatch.setattr(preflight, "_FORGOTTEN", set())
+    judge = _Scripted()
+    check_judge(judge, "judge at x", once=True)
+    returns = preflight.judge_returns()
+    preflight.forget_judge("judge at x")  # it went away mid-run
+    judge.down = True
+    with pytest.raises(JudgeUnavailableError):
+        check_judge(judge, "judge at x", once=True)  # checked again: still down
+    assert preflight.judge_returns() == returns
+    judge.down = False
+    check_judge(judge, "judge at x", once=True)  # back
+    check_judge(judge, "judge at x", once=True)  # answered: not asked again
+    assert judge.checks == 3
+    assert preflight.judge_returns() == returns + 1
