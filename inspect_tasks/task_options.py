@@ -54,6 +54,13 @@ def task(function: Callable[..., Any]) -> Any:
     return inspect_task(scoped_options(function))
 
 
+def _benchmark_of(function: Callable[..., Any]) -> str:
+    """The benchmark whose task module defines ``function``: ``condambig.<benchmark>``, or,
+    for a task file Inspect loads by its path, the module Inspect names by that path
+    (``.../inspect_tasks/<benchmark>.py``)."""
+    return function.__module__.removesuffix(".py").replace("/", ".").rsplit(".", 1)[-1]
+
+
 def variant_task(general: Callable[..., Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """The task of one declared variant, named like it (``condambig/<variant>``, as lm-eval
     names the variant's task; one name per variant, so an eval set can hold several): the
@@ -74,7 +81,7 @@ def variant_task(general: Callable[..., Any]) -> Callable[[Callable[..., Any]], 
     def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
         from inspect_ai.model import GenerateConfig
 
-        benchmark = registry.get(function.__module__.rsplit(".", 1)[-1])
+        benchmark = registry.get(_benchmark_of(function))
         variant = find_variant(benchmark, function.__name__)
         parameters = [parameter for name, parameter in signature.parameters.items()
                       if name not in variant.options]
@@ -135,7 +142,7 @@ WORDING = Wording(
 def scoped_options(function: Callable[..., Any]) -> Callable[..., Any]:
     """``function`` (a benchmark's task function, in ``condambig.<benchmark>``) taking
     also the scope keys of :mod:`this module <condambig.task_options>`."""
-    benchmark = function.__module__.rsplit(".", 1)[-1]
+    benchmark = _benchmark_of(function)
     signature = inspect.signature(function)
     declared = [name for name, parameter in signature.parameters.items()
                 if parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)]
