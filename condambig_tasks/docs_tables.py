@@ -38,6 +38,7 @@ from condambig_tasks.benchmark import (
 from condambig_tasks.options import option_specs
 from condambig_tasks.register import INSPECT_PREFIX, InspectTask, inspect_tasks
 from condambig_tasks.report.scales import COUNT, FRACTION, PERCENT, spec_scale
+from condambig_tasks.report.tables import markdown_table
 
 COMMAND = "python -m condambig_tasks.docs_tables --write"
 ROOT = Path(__file__).resolve().parent.parent  # the checkout holding this package
@@ -95,14 +96,8 @@ def _code(value: Any) -> str:
     return f"`{_plain(value)}`"
 
 
-def _cell(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
-
-
 def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
-    lines += ["| " + " | ".join(_cell(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines) + "\n"
+    return "\n".join(markdown_table(header, rows)) + "\n"
 
 
 _SCALE_NAMES = {FRACTION: "0–1", PERCENT: "0–100", COUNT: "count"}

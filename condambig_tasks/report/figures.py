@@ -24,7 +24,7 @@ from pathlib import Path
 from condambig_tasks import registry
 from condambig_tasks.errors import ConfigurationError
 from condambig_tasks.report.scales import axis_label, spec_scale
-from condambig_tasks.report.sections import Section, run_names
+from condambig_tasks.report.sections import Section, by_benchmark, run_names
 
 DPI = 100
 WIDTH_PX, HEIGHT_PX = 1000, 500
@@ -218,10 +218,7 @@ def make_figures(sections: Sequence[Section], folder: Path) -> tuple[dict[str, P
     """A figure per benchmark in the inputs whose runs report a plotted metric: benchmark
     -> PNG, and benchmark -> why it has none."""
     made, skipped = {}, {}
-    by_benchmark: dict[str, list[Section]] = {}
-    for section in sections:
-        by_benchmark.setdefault(section.benchmark, []).append(section)
-    for name, benchmark_sections in by_benchmark.items():
+    for name, benchmark_sections in by_benchmark(sections).items():
         benchmark = registry.get(name)
         panels = [panel for section in benchmark_sections for panel in section_panels(section)]
         if panels:

@@ -67,6 +67,14 @@ def build_sections(runs: Sequence[RunResult], data: PaperData,
     return ordered
 
 
+def by_benchmark(sections: Sequence[Section]) -> dict[str, list[Section]]:
+    """The sections of each benchmark, in the report's order (a table block, a figure)."""
+    grouped: dict[str, list[Section]] = {}
+    for section in sections:
+        grouped.setdefault(section.benchmark, []).append(section)
+    return grouped
+
+
 def framework_label(run: RunResult) -> str:
     return FRAMEWORK_LABELS.get(run.framework, run.framework)
 

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from condambig_tasks import registry
 from condambig_tasks.errors import ConfigurationError
 from condambig_tasks.report.paper import PaperData, PaperEntry, short_model_name
 from condambig_tasks.report.scales import FRACTION, PERCENT, format_value, header, metric_scale
-from condambig_tasks.report.sections import Section, row_heads, run_names
+from condambig_tasks.report.sections import Section, by_benchmark, row_heads, run_names
 from condambig_tasks.report.stats import COMPUTED, NORMAL, Settings
 from condambig_tasks.run_logs import CLI, RunResults
 from condambig_tasks.uncertainty import Comparison
@@ -49,13 +50,11 @@ def render_report(inputs: RunResults, sections: Sequence[Section], data: PaperDa
              + (f" ({settings.resamples} bootstrap resamples, seed {settings.seed})"
                 if settings else "") + ". Paper numbers come from `condambig_tasks/<benchmark>/paper_numbers.yaml`, each with its "
              "table, section and page (where the papers' text marks one).", ""]
-    by_benchmark: dict[str, list[Section]] = {}
-    for section in sections:
-        by_benchmark.setdefault(section.benchmark, []).append(section)
-    for benchmark, benchmark_sections in by_benchmark.items():
+    grouped = by_benchmark(sections)
+    for benchmark, benchmark_sections in grouped.items():
         lines += _benchmark_block(benchmark, benchmark_sections, data, figures,
                                   skipped_figures, report_dir, settings)
-    absent = [_title(name) for name in registry.available() if name not in by_benchmark]
+    absent = [registry.get(name).title for name in registry.available() if name not in grouped]
     if absent:
         lines += ["## Not in the inputs", "",
                   f"No input has {', '.join(absent)}: no table and no figure for "
@@ -69,14 +68,14 @@ def render_report(inputs: RunResults, sections: Sequence[Section], data: PaperDa
 def _benchmark_block(benchmark: str, sections: Sequence[Section], data: PaperData,
                      figures: Mapping[str, Path], skipped: Mapping[str, str],
                      report_dir: Path, settings: Settings | None) -> list[str]:
-    lines = [f"## {_title(benchmark)}", ""]
+    lines = [f"## {registry.get(benchmark).title}", ""]
     if benchmark in data.papers:
         lines += [f"Paper: {data.papers[benchmark]}.", ""]
     for section in sections:
         lines += _section_block(section, data, settings)
     if benchmark in figures:
         relative = _relative(figures[benchmark], report_dir)
-        lines += [f"![{_title(benchmark)}]({relative})", ""]
+        lines += [f"![{registry.get(benchmark).title}]({relative})", ""]
     elif benchmark in skipped:
         lines += [f"No figure: {skipped[benchmark]}.", ""]
     return lines
@@ -124,7 +123,7 @@ def comparison_table(section: Section) -> list[str]:
     rest = [m for m in metrics if m not in compared
             and all(run.metrics.get(m) is None for run in section.runs)]
     lines = ["Compared with the paper:", ""]
-    lines += _table(columns, rows) if rows else [
+    lines += markdown_table(columns, rows) if rows else [
         "No run has a value for a metric of a paper model it is matched with (see the notes)."]
     if rest:
         lines += ["", "Paper metrics with no run value to compare: "
@@ -157,7 +156,7 @@ def paper_rows_table(section: Section) -> list[str]:
             cells.append("—" if entry is None else
                          paper_text(entry) + ("" if entry.comparable else NOT_SAME))
         rows.append([model, *cells, entries[0].where])
-    return ["The paper's rows:", "", *_table(columns, rows)]
+    return ["The paper's rows:", "", *markdown_table(columns, rows)]
 
 
 def all_metrics_table(section: Section) -> list[str]:
@@ -166,7 +165,7 @@ def all_metrics_table(section: Section) -> list[str]:
     columns = ["Model", "Run", "n", *(header(section.benchmark, m) for m in metrics)]
     rows = [[*head, *(value_cell(section, index, metric) for metric in metrics)]
             for index, head in enumerate(row_heads(section.runs))]
-    return _table(columns, rows)
+    return markdown_table(columns, rows)
 
 
 def paired_table(section: Section, settings: Settings | None) -> list[str]:
@@ -198,7 +197,7 @@ def paired_table(section: Section, settings: Settings | None) -> list[str]:
     return [f"Paired comparison, {section.pairing or 'every pair of runs'} (bootstrap of the "
             f"{registry.get(section.benchmark).resampling_unit}s"
             f"{', ' + resamples if resamples else ''}; paired when both runs scored the same "
-            "items):", "", *_table(columns, rows)]
+            "items):", "", *markdown_table(columns, rows)]
 
 
 def p_value_text(comparison: Comparison) -> str:
@@ -303,18 +302,20 @@ def _sources(sections: Sequence[Section]) -> list[str]:
                                         and run.framework == CLI else "")
             rows.append([model, label, f"`{run.task}`", n, options or "—", run.judge or "—",
                          source])
-    return ["## Sources", "", *_table(columns, rows), ""]
+    return ["## Sources", "", *markdown_table(columns, rows), ""]
 
 
-def _table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+def markdown_table(columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
+    """A Markdown table's lines (the report's and the generated docs' tables): each cell's
+    white space folded to single spaces, its ``|`` escaped."""
     lines = ["| " + " | ".join(_cell(c) for c in columns) + " |",
              "|" + "|".join(" --- " for _ in columns) + "|"]
     lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
     return lines
 
 
-def _cell(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+def _cell(text: Any) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
 
 
 def paper_text(entry: PaperEntry) -> str:
@@ -324,13 +325,6 @@ def paper_text(entry: PaperEntry) -> str:
     if metric_scale(entry.benchmark, entry.metric) == FRACTION and entry.scale == PERCENT:
         digits += 2
     return f"{entry.value:.{digits}f}"
-
-
-def _title(benchmark: str) -> str:
-    try:
-        return registry.get(benchmark).title
-    except Exception:
-        return benchmark
 
 
 def _relative(path: Path, base: Path) -> str:
