@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from condambig_tasks import registry
 from condambig_tasks.benchmark import headline_metric, options_to_json
+from condambig_tasks.cli_judge import LoggedJudge, describe
 from condambig_tasks.errors import ConfigurationError
 from condambig_tasks.report.paper import short_model_name
 from condambig_tasks.report.sections import Section
@@ -33,7 +34,7 @@ from condambig_tasks.run_logs import (
     ScoredRun,
     read_scored_samples,
 )
-from condambig_tasks.uncertainty import Comparison, compare, uncertainty
+from condambig_tasks.uncertainty import Comparison, Units, compare, uncertainty
 
 FRAMEWORK = "framework"  # the run's own standard error
 COMPUTED = "computed"  # uncertainty() on the run's per-sample scores
@@ -147,7 +148,7 @@ def run_uncertainty(run: RunResult, settings: Settings) -> RunUncertainty:
     scored = result.scored
     if scored.samples is not None:
         result.samples = len(scored.samples)
-        result.units = len({registry.get(run.benchmark).cluster(s) for s in scored.samples})
+        result.units = len(Units.of(registry.get(run.benchmark), scored.samples))
     if scored.samples is not None and settings.resamples:
         estimates = uncertainty(registry.get(run.benchmark), scored.samples, scored.options,
                                 scored.judged, resamples=settings.resamples, seed=settings.seed)
@@ -207,12 +208,10 @@ def judge_difference(first: RunResult, second: RunResult) -> str | None:
     judges' difference, not the runs'); None when both have one judge or neither is
     judged. A judge is its model (an Inspect ``openai/`` prefix dropped) and the endpoint
     it answered at, written one way."""
-    from condambig_metrics.judge import normalized_base_url
-
     if first.judge is None or second.judge is None:
         return None  # one judged, one not: no common headline (said so below)
-    a, b = (f"{str(run.judge).removeprefix('openai/')} at "
-            f"{normalized_base_url(run.judge_base_url)}" for run in (first, second))
+    a, b = (describe(LoggedJudge(str(run.judge).removeprefix("openai/"), run.judge_base_url))
+            for run in (first, second))
     if a == b:
         return None
     return (f"not paired: judged by different judges (A: {a}; B: {b}); a Δ would be the "
