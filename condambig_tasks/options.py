@@ -26,8 +26,9 @@ from typing import Any, Literal
 
 from condambig_tasks.errors import ConfigurationError
 
-_FALSE = {"0", "false", "no", "off", "none", "disabled"}
-_TRUE = {"1", "true", "yes", "on", "enabled"}
+# how a yes/no value is written (an option, or a setting such as CONDAMBIG_JUDGE_CACHE=off)
+FALSE_WORDS = frozenset({"0", "false", "no", "off", "none", "disabled"})
+TRUE_WORDS = frozenset({"1", "true", "yes", "on", "enabled"})
 # a misspelt key or value counts as a typo from this similarity on (difflib ratio;
 # ``judge_modle`` ~ ``judge_model`` 0.91, ``spilt`` ~ ``split`` 0.8, ``exatc`` ~ ``exact`` 0.8)
 CLOSE_MATCH_CUTOFF = 0.8
@@ -153,8 +154,8 @@ def coerce(annotation: Any, value: Any, label: str) -> Any:
             if isinstance(value, bool):
                 return value
             text = str(value).strip().lower()
-            if text in _TRUE or text in _FALSE:
-                return text in _TRUE
+            if text in TRUE_WORDS or text in FALSE_WORDS:
+                return text in TRUE_WORDS
             raise ValueError
         if kind is int:
             if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):

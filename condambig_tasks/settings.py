@@ -12,6 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from condambig_tasks.options import FALSE_WORDS
+
 if TYPE_CHECKING:
     from condambig_metrics.judge.records import JudgeConfig
 
@@ -86,7 +88,7 @@ def judge_cache_choice() -> Path | None:
     value = environment_value(JUDGE_CACHE_VARIABLE)
     if value is None:
         return judge_cache_file()
-    if value.lower() in _CACHE_OFF:
+    if value.lower() in FALSE_WORDS:
         return None
     return Path(value).expanduser()
 
@@ -140,7 +142,6 @@ _JUDGE_OPTIONS = {
     "judge_retry_budget": ("CONDAMBIG_JUDGE_RETRY_BUDGET", "retry_budget_seconds", float,
                            *_SECONDS),
 }
-_CACHE_OFF = {"off", "none", "no", "false", "0", "disabled"}
 
 
 def judge_option_keys() -> tuple[str, ...]:
@@ -173,7 +174,7 @@ def judge_config_from_environment(overrides: dict | None = None) -> JudgeConfig 
         return None
     if "api_key" not in raw and environment_value("OPENAI_API_KEY"):
         raw["api_key"] = environment_value("OPENAI_API_KEY") or ""
-    cache_enabled = raw.get("cache_path", "").lower() not in _CACHE_OFF
+    cache_enabled = raw.get("cache_path", "").lower() not in FALSE_WORDS
     cache_path = raw.get("cache_path") if cache_enabled else None
     if "base_url" in raw:
         _check_base_url(raw["base_url"])
