@@ -15,7 +15,6 @@ given twice, is an error; items without an output are left out and counted
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 from collections.abc import Sequence
@@ -126,8 +125,9 @@ def _replace_lone_surrogates(outputs: dict[str, Any]) -> tuple[dict[str, Any], i
 
 
 def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
-    option_names = [f.name for f in dataclasses.fields(benchmark.options_type)]
-    given = {name: getattr(args, name) for name in option_names if getattr(args, name) is not None}
+    # the flags _add_arguments declared, one per option spec
+    given = {spec.name: getattr(args, spec.name) for spec in option_specs(benchmark.options_type)
+             if getattr(args, spec.name) is not None}
     logged, notes, reduce = None, [], None
     if args.from_log is not None:
         logged = run_logs.read_run(benchmark, args.from_log, args.task)
@@ -239,7 +239,7 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
         "options": options_to_json(benchmark, options),
         "n_outputs": len(outputs),
         "n_items": len(by_id),
-        "n_expected": benchmark.expected_size(options),
+        "n_expected": expected,
         "n_scored": len(samples),
         "missing_outputs": len(missing),
         "non_text_outputs": non_text,
