@@ -13,8 +13,9 @@ indexes lm-eval's built-in tasks (the default; ``TaskManager(include_defaults=Fa
 indexes only its own ``include_path``, as lm-eval documents). It never raises and costs one
 finder call per import otherwise.
 It also wraps ``EvaluatorConfig.process_tasks`` (when ``lm_eval.config.evaluate_config`` is
-imported): once the command has resolved its task names, and before it loads the model, what
-the selected tasks need is checked (:mod:`condambig_tasks.lm_eval_preflight`).
+imported): once the command has resolved its task names, and before it loads the model, the
+command's config is kept (:mod:`condambig_tasks.lm_eval_command`) and what the selected tasks
+need is checked (:mod:`condambig_tasks.lm_eval_preflight`).
 It also registers one :mod:`atexit` handler as ``lm_eval`` starts importing, before any of
 lm-eval's code runs, so that it runs after all of lm-eval's: it does nothing unless a run's
 judged numbers were withheld, and then gives the non-zero exit status after lm-eval has
@@ -113,7 +114,8 @@ def _patch_task_manager(module) -> None:
 
 def _patch_evaluator_config(module) -> None:
     """After the command resolves its task names (``EvaluatorConfig.process_tasks``) and
-    before it loads the model, check what the selected tasks need
+    before it loads the model, keep the command's config
+    (:mod:`condambig_tasks.lm_eval_command`) and check what the selected tasks need
     (:mod:`condambig_tasks.lm_eval_preflight`): a project error ends the run there."""
     config_class = getattr(module, "EvaluatorConfig", None)
     original = getattr(config_class, "process_tasks", None)
@@ -125,8 +127,10 @@ def _patch_evaluator_config(module) -> None:
         from condambig_tasks.errors import CondambigError
 
         try:
+            from condambig_tasks.lm_eval_command import remember
             from condambig_tasks.lm_eval_preflight import check_selected_tasks
 
+            remember(self)
             check_selected_tasks(getattr(self, "tasks", None) or [],
                                  getattr(self, "metadata", None))
         except CondambigError:

@@ -13,8 +13,8 @@ whose judged numbers were withheld (the judge failed) ends in two :mod:`atexit` 
   other handler has run (log handlers flushed, locks released). :mod:`atexit` runs
   handlers last in, first out, so the ``.pth`` hook (``condambig_tasks._lm_eval_hook``)
   registers it as ``lm_eval`` starts importing, before any of lm-eval's code has
-  registered one; when the hook is not installed or opted out, it is registered on first
-  use and flushes the logs itself.
+  registered one; when the hook is not installed or opted out, :func:`fail_at_exit`
+  registers it and it flushes the logs itself.
 """
 
 from __future__ import annotations
@@ -27,25 +27,16 @@ from collections.abc import Callable
 FAILED_RUN_STATUS = 1
 
 _status = 0
-_final_registered = False
 _said: list[Callable[[], list[str]]] = []
-_say_registered = False
-
-
-def install_final_handler() -> None:
-    """Register the handler that gives the exit status, unless the start-up hook did
-    (idempotent; a no-op at exit unless :func:`fail_at_exit` was called)."""
-    global _final_registered
-    hook = sys.modules.get("condambig_tasks._lm_eval_hook")
-    if not _final_registered and not getattr(hook, "final_handler_registered", False):
-        atexit.register(final)
-        _final_registered = True
 
 
 def fail_at_exit(status: int = FAILED_RUN_STATUS) -> None:
-    """Exit with ``status`` when the interpreter exits (after the framework's output)."""
+    """Exit with ``status`` when the interpreter exits (after the framework's output). The
+    first call registers the handler that gives it, unless the start-up hook did."""
     global _status
-    install_final_handler()
+    hook = sys.modules.get("condambig_tasks._lm_eval_hook")
+    if not _status and not getattr(hook, "final_handler_registered", False):
+        atexit.register(final)
     _status = _status or status
 
 
@@ -54,13 +45,11 @@ def say_at_exit(lines: Callable[[], list[str]]) -> None:
 
     A callable, so what is printed is what is known at exit (e.g. every task of the run);
     given again, it is still printed once."""
-    global _say_registered
     if lines in _said:
         return
-    _said.append(lines)
-    if not _say_registered:
+    if not _said:
         atexit.register(_say)
-        _say_registered = True
+    _said.append(lines)
 
 
 def _say() -> None:

@@ -1,19 +1,22 @@
-"""What the ``lm_eval`` command of this process was asked to write, read from its arguments.
+"""The ``lm_eval`` command of this process, read as lm-eval itself parsed it.
 
 The retry hint of a failed judge names the run's samples (``condambig-score ... --from-log
-DIR``): ``--output_path`` and ``--log_samples``, on the command line or in the ``--config``
-YAML (lm-eval 0.4.13, ``lm_eval/_cli/run.py`` and ``EvaluatorConfig.from_cli``: command-line
-values win over the YAML's). lm-eval's own parser sits in its private ``lm_eval._cli``
-package, so the two options are read here with the same names and abbreviations (argparse
-accepts any unique prefix, and lm-eval has already accepted this command line). A program
-calling ``simple_evaluate`` has no such arguments: it gets the generic hint.
+DIR``: ``--output_path`` when ``--log_samples`` keeps every output there) and the run record
+names the model. lm-eval 0.4.13's command parses its arguments and its ``--config`` YAML
+into one ``EvaluatorConfig`` (``EvaluatorConfig.from_cli`` in
+``lm_eval/config/evaluate_config.py``: command-line values win over the YAML's, and
+``model_args`` becomes a dict) and calls its ``process_tasks`` before it loads the model;
+the start-up hook (:mod:`condambig_tasks._lm_eval_hook`) hands that config to
+:func:`remember`. A program calling ``simple_evaluate`` has no such config: it gets the
+generic hint.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
+from typing import Any
+
+_command: list[Any] = []  # the command's EvaluatorConfig, once its tasks are resolved
 
 
 def running_lm_eval_command() -> bool:
@@ -24,46 +27,28 @@ def running_lm_eval_command() -> bool:
     return "lm_eval.__main__" in sys.modules or name in {"lm_eval", "lm_eval.__main__"}
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--config", "-C", default=None)
-    parser.add_argument("--output_path", "-o", default=None)
-    parser.add_argument("--log_samples", "-s", action="store_true", default=None)
-    parser.add_argument("--model", "-m", default=None)
-    parser.add_argument("--model_args", "-a", default=None)
-    return parser
+def remember(config: Any) -> None:
+    """Keep the command's ``EvaluatorConfig`` (from ``EvaluatorConfig.process_tasks``)."""
+    _command[:] = [config]
 
 
-def model_name(argv: list[str]) -> str | None:
-    """The model an ``lm_eval`` command line evaluates, as its results' ``model_name``
-    gives it: ``--model_args``' ``pretrained`` (``model``, ``path``, ``engine``), else the
-    ``--model`` type; None when neither is on the command line."""
-    arguments, _ = _parser().parse_known_args(argv)
-    given = (arguments.model_args or "").strip()
-    try:  # lm-eval takes "k=v,k=v" or a JSON object
-        values = json.loads(given) if given.startswith("{") else \
-            dict(part.split("=", 1) for part in given.split(",") if "=" in part)
-    except ValueError:
-        values = {}
+def kept_samples() -> str | None:
+    """The command's ``--output_path`` when ``--log_samples`` keeps every output there
+    (what ``--from-log`` needs); else None."""
+    config = _command[0] if _command else None
+    path = getattr(config, "output_path", None)
+    return str(path) if path and getattr(config, "log_samples", False) else None
+
+
+def model_name() -> str | None:
+    """The model the command evaluates, as its results' ``model_name`` gives it:
+    ``model_args``' ``pretrained`` (``model``, ``path``, ``engine``), else the ``--model``
+    type; None outside the command."""
+    if not _command:
+        return None
+    arguments = getattr(_command[0], "model_args", None)
+    arguments = arguments if isinstance(arguments, dict) else {}
     for key in ("pretrained", "model", "path", "engine"):
-        if values.get(key):
-            return values[key]
-    return arguments.model
-
-
-def kept_samples(argv: list[str]) -> str | None:
-    """The ``--output_path`` of an ``lm_eval`` command line (``argv`` without the program
-    name) when ``--log_samples`` keeps every output there (what ``--from-log`` needs),
-    with those of its ``--config`` YAML underneath; else None."""
-    arguments, _ = _parser().parse_known_args(argv)
-    from_yaml: dict = {}
-    if arguments.config:
-        from lm_eval.config.evaluate_config import EvaluatorConfig
-
-        try:
-            from_yaml = EvaluatorConfig.load_yaml_config(arguments.config)
-        except (OSError, ValueError, TypeError):  # lm-eval itself has read it already
-            from_yaml = {}
-    path = arguments.output_path or from_yaml.get("output_path")
-    log_samples = arguments.log_samples or bool(from_yaml.get("log_samples"))
-    return str(path) if path and log_samples else None
+        if arguments.get(key):
+            return arguments[key]
+    return getattr(_command[0], "model", None)

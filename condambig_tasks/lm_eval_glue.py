@@ -1,14 +1,13 @@
 """The lm-eval side of every benchmark, built from its :class:`~condambig_tasks.benchmark.Benchmark`.
 
 :class:`condambig_tasks.lm_eval_task.CondambigTask` builds each lm-eval task's config from
-the spec with these hooks; ``agg_<metric>`` gives a metric's aggregation outside a task.
-:class:`LmEvalTask` is one task's run: ``load_docs`` resolves its options and judge once,
-and ``process_results`` and the aggregation score with them (lm-eval calls all three on the
-task that loaded the docs; under data parallelism every rank loads its own and rank 0
-aggregates the gathered items).
+the spec with these hooks, and holds its run, an :class:`LmEvalTask`: ``load_docs`` resolves
+its options and judge once, and ``process_results`` and the aggregation score with them
+(under data parallelism every rank loads its own and rank 0 aggregates the gathered items);
+``agg_<metric>`` gives a metric's aggregation outside a task.
 
-- ``load_docs`` (``custom_dataset``) receives the task's config, lm-eval's ``--metadata``
-  keys and the task's ``dataset_kwargs``; a variant's fixed options sit in ``dataset_kwargs: {task_options:
+- ``load_docs`` (``custom_dataset``) receives lm-eval's ``--metadata`` keys and the task's
+  ``dataset_kwargs``; a variant's fixed options sit in ``dataset_kwargs: {task_options:
   {...}}``, and ``--metadata`` that contradicts them is an error naming the task to use
   (:mod:`condambig_tasks.lm_eval_options`). Each doc also carries its item's record and the
   run's options and judge settings, for the samples log and ``condambig-score --from-log``
@@ -31,8 +30,7 @@ import json
 import logging
 import math
 import shlex
-import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,7 +48,6 @@ from condambig_tasks.benchmark import (
     CORPUS,
     SUITE_SCORE,
     Benchmark,
-    MetricSpec,
     Runtime,
     ScoredSample,
     metric_spec,
@@ -85,85 +82,88 @@ TASK_OPTIONS_KEY = lm_eval_configs.TASK_OPTIONS_KEY
 AGGREGATION_PREFIX = "agg_"
 
 
-@dataclass(frozen=True)
-class LoadedRun:
-    """What ``load_docs`` resolved: the run (options, whether judged), its judge, its
-    items by id (what ``process_results`` and the corpus step score), the metrics it
-    reports and those whose items carry the whole sample (:func:`_whole_sample_metrics`)."""
-
-    run: BenchmarkRun
-    judge: Any
-    items: dict[str, Any]
-    reported: tuple[MetricSpec, ...]
-    carriers: frozenset[str]
-
-
 class LmEvalTask:
-    """lm-eval hooks of one benchmark's task, holding the run its docs were loaded for."""
+    """One lm-eval task's run: ``load_docs`` resolves its options and judge once and keeps
+    its items; ``process_results`` and the aggregations score with them, and the run scored
+    once in the aggregation step is reported to ``task``, the lm-eval task holding this run
+    (its ``config.metadata`` receives the provenance block and the null reasons; None
+    outside lm-eval)."""
 
-    def __init__(self, benchmark: str) -> None:
-        self.benchmark_name = benchmark
-        self._loaded: LoadedRun | None = None
+    def __init__(self, benchmark: str, task: Any = None) -> None:
+        self.benchmark_name, self.task = benchmark, task
         self._runs: RunMemo[ScoredRun] = RunMemo()
+        self._checked = True  # nothing loaded yet, nothing to check
 
     def __deepcopy__(self, memo: dict) -> LmEvalTask:
         # TaskConfig.to_dict deep-copies the config (dataclasses.asdict), whose hooks are
-        # this task's: a copy of the config describes the same run
+        # this run's: a copy of the config describes the same run
         return self
 
     @property
     def benchmark(self) -> Benchmark:
         return registry.get(self.benchmark_name)
 
-    def load_docs(self, task_config: Any = None, /, **metadata: Any) -> dict[str, Any]:
-        """The docs; ``task_config``: the lm-eval task's own config (its ``metadata`` is
-        written to the results JSON), None outside a task."""
-        return self.docs_and_check(task_config, **metadata)[0]
+    @property
+    def task_name(self) -> str:
+        return getattr(self.task, "task_name", None) or self.benchmark_name
 
-    def docs_and_check(self, task_config: Any = None, /,
-                       **metadata: Any) -> tuple[dict[str, Any], Callable[[], None]]:
-        """The docs, and the checks that need a request or an agent model (the judge
-        endpoint, HotpotQA-FLM's checkpoints: :func:`condambig_tasks.lm_eval_preflight.
-        check_before_generation`), to run before generation but never while lm-eval builds
-        the task: building a task needs no key and no network."""
+    def _metadata(self) -> dict[str, Any] | None:
+        """The task's ``config.metadata`` (lm-eval writes it to ``configs.<task>``)."""
+        metadata = getattr(getattr(self.task, "config", None), "metadata", None)
+        return metadata if isinstance(metadata, dict) else None
+
+    def load_docs(self, **metadata: Any) -> dict[str, Any]:
+        """The docs of the run ``metadata`` asks for (lm-eval's ``--metadata`` keys and the
+        task's ``dataset_kwargs``). What needs a request or an agent model waits for
+        :meth:`before_generation`: building a task needs no key and no network."""
         import datasets
 
         show_project_logs()
-        config = task_config
         benchmark = self.benchmark
         fixed = metadata.pop(TASK_OPTIONS_KEY, None) or {}
         resolved = resolve_lm_eval_options(benchmark, metadata, fixed)
-        options = resolved.options
-        run, judge = BenchmarkRun.with_options(benchmark, options,
-                                               EnvironmentJudge(resolved.judge))
-        for note in run.notes():
+        self.run, self.judge = BenchmarkRun.with_options(benchmark, resolved.options,
+                                                         EnvironmentJudge(resolved.judge))
+        for note in self.run.notes():
             logger.warning("%s", note)
-        options_json = json.dumps(options_to_json(benchmark, options), sort_keys=True)
+        items, records, provenance = self.run.load(
+            judge=None if self.judge is None else self.judge.model)
+        if self.judge is not None and not lm_eval_preflight.at_openai(self.judge):
+            provenance["judge_base_url"] = self.judge.base_url
+        written = self._metadata()
+        if written is not None:  # lm-eval writes config.metadata to results_*.json
+            _drop_judge_api_keys(written)
+            written["provenance"] = provenance  # configs.<task>.metadata.provenance
+        self.items = {benchmark.item_id(item): item for item in items}
+        self.reported = tuple(reported_metrics(benchmark, self.run.options, self.run.judged))
+        self.carriers = _whole_sample_metrics(self.reported)
+        self._runs, self._checked = RunMemo(), False  # the runs scored are this load's
+        options_json = json.dumps(options_to_json(benchmark, self.run.options), sort_keys=True)
         judge_json = json.dumps(resolved.judge, sort_keys=True)
-        items, records, provenance = run.load(judge=None if judge is None else judge.model)
-        if judge is not None and not lm_eval_preflight.at_openai(judge):
-            provenance["judge_base_url"] = judge.base_url
-        if config is not None:  # lm-eval writes config.metadata to results_*.json
-            _drop_judge_api_keys(config.metadata)
-            config.metadata["provenance"] = provenance  # configs.<task>.metadata.provenance
-        reported = reported_metrics(benchmark, options, run.judged)
-        self._loaded = LoadedRun(run, judge, {benchmark.item_id(item): item for item in items},
-                                 tuple(reported), frozenset(_whole_sample_metrics(reported)))
-        self._runs = RunMemo()  # the runs scored are this load's
         docs = []
         for item, record in zip(items, records, strict=True):
-            target = benchmark.target(item, options)
+            target = benchmark.target(item, self.run.options)
             docs.append({
                 "benchmark": benchmark.name,  # which benchmark a renamed samples file holds
                 "id": benchmark.item_id(item),
-                "prompt": benchmark.prompt(item, options),
+                "prompt": benchmark.prompt(item, self.run.options),
                 "target": " | ".join(target) if isinstance(target, list) else target,
                 "record": json.dumps(record, ensure_ascii=False),
                 "options": options_json,
                 "judge": judge_json,
             })
-        return ({"test": datasets.Dataset.from_list(docs)},
-                functools.partial(lm_eval_preflight.check_before_generation, run, judge))
+        return {"test": datasets.Dataset.from_list(docs)}
+
+    def before_generation(self) -> None:
+        """Once per load, what the run needs that building its task must not ask for: its
+        agent models (``BenchmarkRun.prepare``) and its judge's endpoint
+        (:func:`condambig_tasks.lm_eval_preflight.preflight_judge`)."""
+        if self._checked:
+            return
+        self._checked = True
+        self.run.prepare()
+        if self.judge is not None:
+            lm_eval_preflight.preflight_judge(self.benchmark, self.judge)
 
     def doc_to_text(self, doc: dict[str, Any]) -> str:
         return doc["prompt"]
@@ -171,43 +171,31 @@ class LmEvalTask:
     def doc_to_target(self, doc: dict[str, Any]) -> str:
         return doc["target"]
 
-    @property
-    def loaded(self) -> LoadedRun:
-        if self._loaded is None:
-            raise RuntimeError(f"{self.benchmark_name}: load_docs comes first (lm-eval's "
-                               "ConfigurableTask.download calls it)")
-        return self._loaded
-
     def process_results(self, doc: dict[str, Any], results: list[str]) -> dict[str, Any]:
-        benchmark, run = self.benchmark, self.loaded.run
         output = results[0] if results else ""
-        active = self.loaded.reported
-        if run.needs_corpus_step:
+        if self.run.needs_corpus_step:
             item = {"id": doc["id"], "output": output}
-            return {spec.name: item for spec in active}
-        sample = benchmark.score(self.loaded.items[doc["id"]], output, run.options)
+            return {spec.name: item for spec in self.reported}
+        sample = self.benchmark.score(self.items[doc["id"]], output, self.run.options)
         whole = {"id": doc["id"], "output": output, "sample": sample.to_json()}
-        carriers = self.loaded.carriers
         values: dict[str, Any] = {}
-        for spec in active:
-            if spec.name in carriers:
+        for spec in self.reported:
+            if spec.name in self.carriers:
                 values[spec.name] = whole
             else:
                 value = sample.values.get(spec.name)
                 values[spec.name] = math.nan if value is None else float(value)
         return values
 
-    def aggregation(self, metric: str, task: Any = None) -> Aggregation:
-        """``agg_<metric>``: the corpus value of one metric from lm-eval's items, for the
-        lm-eval ``task`` that reports it (None outside a task)."""
-        return Aggregation(self, metric, task)
+    def aggregation(self, metric: str) -> Aggregation:
+        """``agg_<metric>``: the corpus value of one metric from lm-eval's items."""
+        return Aggregation(self, metric)
 
     # ------------------------------------------------------------------ aggregation
-    def aggregate(self, metric: str, items: list[Any], task: Any = None) -> float:
+    def aggregate(self, metric: str, items: list[Any]) -> float:
         """One metric of the run. Numbers are averaged (or summed) directly; items that
         need the corpus step or a corpus metric are scored together once and shared by
-        every metric. ``task``: the lm-eval task aggregating (its config receives the null
-        reasons and the outputs digest); None outside lm-eval's aggregation step."""
+        every metric, and the run is reported (:meth:`_report`)."""
         if not items:
             return math.nan
         spec = metric_spec(self.benchmark, metric)
@@ -215,21 +203,48 @@ class LmEvalTask:
             samples = [ScoredSample(id="", values={metric: value}) for value in items]
             value = plain_summary(samples, [spec])[metric]
             return math.nan if value is None else value
-        task_name = getattr(task, "task_name", None) or self.benchmark_name
-        scored = self.scored_run(items, task_name)
-        _report_run(task, task_name, scored)
+        scored = self.scored_run(items)
+        self._report(scored)
         value = scored.result.values.get(metric)
         return math.nan if value is None else float(value)
 
-    def scored_run(self, items: list[dict[str, Any]], task_name: str) -> ScoredRun:
+    def scored_run(self, items: list[dict[str, Any]]) -> ScoredRun:
         """The run of the task's items (whole samples, or outputs the corpus step scores),
         scored once and shared by every metric and the standard errors."""
-        return self._runs.get_or_compute([task_name, items],
-                                         lambda: _summarise_items(self.loaded, items, task_name))
+        return self._runs.get_or_compute([self.task_name, items],
+                                         lambda: self._score(items))
+
+    def _score(self, items: list[dict[str, Any]]) -> ScoredRun:
+        run, judge = self.run, self.judge
+        outputs = ([(str(item["id"]), item["output"]) for item in items]
+                   if all("id" in item and "output" in item for item in items) else None)
+        judge_model = None if judge is None else judge.model
+        if "sample" in items[0]:  # scored per document
+            samples = [ScoredSample.from_json(item["sample"]) for item in items]
+            return ScoredRun(run.summarise(samples), run, samples, outputs, judge_model)
+        batch = [(self.items[item["id"]], item["output"]) for item in items]
+        engine = None
+        if judge is not None:
+            from condambig_metrics.judge import openai_judge_engine
+
+            engine = openai_judge_engine(judge, progress_factory=Progress)
+        with interrupts.sigterm_as_sigint():  # stopped as by Ctrl-C: lm_eval_interrupt
+            samples = run_blocking(run.score(batch, Runtime(judge=engine)))
+        if engine is None:
+            return ScoredRun(run.summarise(samples), run, samples, outputs, judge_model)
+        logger.info("%s judge: %s", run.benchmark.name, engine.stats)
+        hint = _retry_hint(run.benchmark, self.task_name, judge, engine.endpoint_failure)
+        result = run.summarise(samples, failed=engine.stats.failures,
+                               max_failed=judge.max_failed, retry_hint=hint,
+                               endpoint_failure=engine.endpoint_failure)
+        if engine.endpoint_failure is not None:  # said once, in the null line after the table
+            logger.debug("%s: the judge endpoint failed after generation: %s",
+                         run.benchmark.name, hint)
+        return ScoredRun(result, run, samples, outputs, judge_model)
 
     def standard_errors(self, raw_metrics: Mapping[tuple[str, str], list[Any]],
-                        bootstrap_iters: int, task: Any = None) -> dict[str, float]:
-        """``<metric>_stderr,<filter>`` of every metric of a task's run whose estimate is a
+                        bootstrap_iters: int) -> dict[str, float]:
+        """``<metric>_stderr,<filter>`` of every metric of the run whose estimate is a
         number (:func:`condambig_tasks.uncertainty.uncertainty` on the samples the aggregation
         scored); the others keep lm-eval's ``"N/A"``. The lines after the table say the same.
 
@@ -246,20 +261,43 @@ class LmEvalTask:
                           if key == filter_key and items and isinstance(items[0], dict)), None)
             if items is None:
                 continue
-            task_name = getattr(task, "task_name", None) or self.benchmark_name
-            scored = self.scored_run(items, task_name)
-            stderr, _ = estimates_json(scored.estimates(resamples), scored.result.values)
-            provenance = getattr(getattr(task, "config", None), "metadata", None) or {}
-            if isinstance(provenance.get("provenance"), dict):  # how, as the CLI says
-                provenance["provenance"]["uncertainty"] = describe(
-                    self.benchmark, scored.samples, resamples, DEFAULT_SEED,
-                    scored.estimates(resamples))
+            scored = self.scored_run(items)
+            estimates = scored.estimates(resamples)
+            scored.stderr, _ = estimates_json(estimates, scored.result.values)
+            provenance = (self._metadata() or {}).get("provenance")
+            if isinstance(provenance, dict):  # how, as the CLI says
+                provenance["uncertainty"] = describe(self.benchmark, scored.samples, resamples,
+                                                     DEFAULT_SEED, estimates)
             for (metric, key) in raw_metrics:
-                if key == filter_key and stderr.get(metric) is not None:
-                    found[f"{metric}_stderr,{key}"] = float(stderr[metric])
-            if task_name in _RUNS:
-                _RUNS[task_name].stderr = stderr
+                if key == filter_key and scored.stderr.get(metric) is not None:
+                    found[f"{metric}_stderr,{key}"] = float(scored.stderr[metric])
         return found
+
+    def _report(self, scored: ScoredRun) -> None:
+        """Record in the task's ``config.metadata`` (written to the results JSON) why metrics
+        are null (``null_reasons``, beside ``provenance``) and the digest of the outputs
+        scored (``provenance.outputs_sha256``, with ``scoring_sha256``); keep the task's lines
+        printed after lm-eval's table (its headline, or why it is null: lm-eval itself shows
+        NaN without a reason). Withheld judged metrics also give the run a non-zero exit
+        status once the ``lm_eval`` command has written its output (not a Python program
+        calling lm-eval: its own exit is its own)."""
+        if self.task is None:  # not lm-eval's aggregation step (e.g. a direct call)
+            return
+        result, metadata = scored.result, self._metadata()
+        provenance = None if metadata is None else metadata.get("provenance")
+        if metadata is not None and result.reasons:
+            metadata["null_reasons"] = dict(result.reasons)
+        if isinstance(provenance, dict) and scored.outputs_sha256 is not None:
+            provenance["outputs_sha256"] = scored.outputs_sha256
+            record_scoring_sha256(provenance)
+        if result.judge_failed and lm_eval_command.running_lm_eval_command():
+            exit_status.fail_at_exit()
+        exit_status.say_at_exit(report_lines)
+        if self.task_name in _RUNS:  # every metric of a task reports the same run
+            return
+        if settings.record_dir() is not None:
+            _write_record(self.task_name, scored, provenance)
+        _RUNS[self.task_name] = scored
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith(AGGREGATION_PREFIX):
@@ -268,18 +306,14 @@ class LmEvalTask:
 
 
 class Aggregation:
-    """One metric's aggregation, bound to the task that reports it (lm-eval calls it with
-    the metric's items only)."""
+    """One metric's aggregation of a task's run (lm-eval calls it with the metric's items
+    only)."""
 
-    def __init__(self, hooks: LmEvalTask, metric: str, task: Any = None) -> None:
-        self.hooks, self.metric, self.task = hooks, metric, task
+    def __init__(self, hooks: LmEvalTask, metric: str) -> None:
+        self.hooks, self.metric = hooks, metric
 
     def __call__(self, items: list[Any]) -> float:
-        return self.hooks.aggregate(self.metric, items, self.task)
-
-    def __deepcopy__(self, memo: dict) -> Aggregation:
-        # TaskConfig.to_dict deep-copies the config (dataclasses.asdict): not the task
-        return self
+        return self.hooks.aggregate(self.metric, items)
 
     def __repr__(self) -> str:  # what to_dict writes for it (it has no source of its own)
         return (f"condambig_tasks.lm_eval_glue.LmEvalTask({self.hooks.benchmark_name!r})"
@@ -333,42 +367,11 @@ class ScoredRun:
         return None if self.outputs is None else outputs_sha256(self.outputs)
 
 
-def _summarise_items(loaded: LoadedRun, items: list[dict[str, Any]],
-                     task_name: str) -> ScoredRun:
-    run, judge = loaded.run, loaded.judge
-    benchmark = run.benchmark
-    outputs = ([(str(item["id"]), item["output"]) for item in items]
-               if all("id" in item and "output" in item for item in items) else None)
-    judge_model = None if judge is None else judge.model
-    engine = None
-    if "sample" in items[0]:  # scored per document
-        samples = [ScoredSample.from_json(item["sample"]) for item in items]
-    else:
-        batch = [(loaded.items[item["id"]], item["output"]) for item in items]
-        if judge is not None:
-            from condambig_metrics.judge import openai_judge_engine
-
-            engine = openai_judge_engine(judge, progress_factory=Progress)
-        with interrupts.sigterm_as_sigint():  # stopped as by Ctrl-C: lm_eval_interrupt
-            samples = run_blocking(run.score(batch, Runtime(judge=engine)))
-    if engine is None:
-        return ScoredRun(run.summarise(samples), run, samples, outputs, judge_model)
-    logger.info("%s judge: %s", benchmark.name, engine.stats)
-    hint = _retry_hint(benchmark, task_name, judge, engine.endpoint_failure)
-    result = run.summarise(samples, failed=engine.stats.failures, max_failed=judge.max_failed,
-                           retry_hint=hint, endpoint_failure=engine.endpoint_failure)
-    if engine.endpoint_failure is not None:  # said once, in the null line after the table
-        logger.debug("%s: the judge endpoint failed after generation: %s", benchmark.name,
-                     hint)
-    return ScoredRun(result, run, samples, outputs, judge_model)
-
-
 def _retry_hint(benchmark: Benchmark, task_name: str, judge: Any,
                 endpoint_failure: str | None) -> str:
     """:func:`condambig_tasks.run.retry_hint` with the command that finishes the judging
     from lm-eval's own log."""
-    kept = (lm_eval_command.kept_samples(sys.argv[1:])
-            if lm_eval_command.running_lm_eval_command() else None)
+    kept = lm_eval_command.kept_samples()
     command = ["condambig-score", benchmark.name, "--from-log", kept or "DIR", "--task", task_name,
                "--judge-model", judge.model]
     if judge.base_url:
@@ -386,36 +389,6 @@ def _retry_hint(benchmark: Benchmark, task_name: str, judge: Any,
 _RUNS: dict[str, ScoredRun] = {}  # the tasks aggregated in this process, in order
 
 
-def _report_run(task: Any, task_name: str, scored: ScoredRun) -> None:
-    """Record in the task's ``config.metadata`` (written to the results JSON) why metrics
-    are null (``null_reasons``, beside ``provenance``) and the digest of the outputs scored
-    (``provenance.outputs_sha256``, with ``scoring_sha256``); keep the task's lines printed
-    after lm-eval's table (its headline, or why it is null: lm-eval itself shows NaN
-    without a reason). Withheld judged metrics also give the run a non-zero exit status
-    once the ``lm_eval`` command has written its output (not a Python program calling
-    lm-eval: its own exit is its own)."""
-    if task is None:  # not lm-eval's aggregation step (e.g. a direct call)
-        return
-    run = scored.result
-    metadata = getattr(getattr(task, "config", None), "metadata", None)
-    if isinstance(metadata, dict):
-        if run.reasons:
-            metadata["null_reasons"] = dict(run.reasons)
-        provenance = metadata.get("provenance")
-        if isinstance(provenance, dict) and scored.outputs_sha256 is not None:
-            provenance["outputs_sha256"] = scored.outputs_sha256
-            record_scoring_sha256(provenance)
-    if run.judge_failed and lm_eval_command.running_lm_eval_command():
-        exit_status.fail_at_exit()
-    exit_status.say_at_exit(report_lines)
-    if task_name in _RUNS:  # every metric of a task reports the same run
-        return
-    if settings.record_dir() is not None:
-        _write_record(task_name, scored, metadata.get("provenance")
-                      if isinstance(metadata, dict) else None)
-    _RUNS[task_name] = scored
-
-
 def _write_record(task_name: str, scored: ScoredRun, provenance: Any) -> None:
     """The task's run record in ``$CONDAMBIG_RECORD_DIR``: what lm-eval's results say of
     it, with every output and every sample's scores (judged ones included, which its
@@ -426,8 +399,7 @@ def _write_record(task_name: str, scored: ScoredRun, provenance: Any) -> None:
         return
     estimates = scored.estimates(DEFAULT_RESAMPLES)  # computed once: the stderr reuses it
     stderr, ci95 = estimates_json(estimates, result.values)
-    model = lm_eval_command.model_name(sys.argv[1:]) \
-        if lm_eval_command.running_lm_eval_command() else None
+    model = lm_eval_command.model_name()
     summary = {
         "benchmark": benchmark.name, "version": benchmark.version,
         "options": options_to_json(benchmark, run.options), "n_scored": len(scored.samples),

@@ -13,9 +13,10 @@ once (:func:`preflight_judge`). The data read here is kept for the task's own lo
 
 Building a task (lm-eval's ``TaskManager.load``, its own task tests) needs no key, no
 network and no agent model: the checks that do run here, and, for a program calling
-``simple_evaluate``, again from ``CondambigTask.set_fewshot_seed``
-(:func:`check_before_generation`), which ``simple_evaluate`` calls for every task after
-it builds the model and before any generation. ``lm_eval.evaluator.evaluate`` called
+``simple_evaluate``, the agent models and the judge's endpoint again from
+``CondambigTask.set_fewshot_seed`` (``LmEvalTask.before_generation``), which
+``simple_evaluate`` calls for every task after it builds the model and before any
+generation. ``lm_eval.evaluator.evaluate`` called
 directly skips both: a judge fault then withholds the judged metrics after generation.
 """
 
@@ -125,14 +126,6 @@ def preflight_judge(benchmark: Any, judge: Any) -> None:
         raise CondambigError(f"{benchmark.name}: {error}") from None
     if judge.cache_enabled:  # an unusable cache path ends the run now, not after generation
         check_judge_cache(benchmark, judge.cache_path or judge.default_cache_path)
-
-
-def check_before_generation(run: Any, judge: Any) -> None:
-    """What one task needs that building it must not ask for: its agent models
-    (``BenchmarkRun.prepare``) and its judge's endpoint (:func:`preflight_judge`)."""
-    run.prepare()
-    if judge is not None:
-        preflight_judge(run.benchmark, judge)
 
 
 def at_openai(judge: Any) -> bool:

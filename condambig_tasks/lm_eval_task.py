@@ -39,10 +39,9 @@ class CondambigTask(ConfigurableTask):
                 f"{', '.join(_known_tasks())}); a task file using CondambigTask names one "
                 "of them in `task:`")
         benchmark, variant = found
-        self.hooks = LmEvalTask(benchmark.name)
-        built = lm_eval_configs.task_config(
-            benchmark, variant, self.hooks,
-            lambda metric: self.hooks.aggregation(metric, self), given)
+        self.hooks = LmEvalTask(benchmark.name, self)
+        built = lm_eval_configs.task_config(benchmark, variant, self.hooks,
+                                            self.hooks.aggregation, given)
         super().__init__(data_dir, cache_dir, download_mode, config=built)
         lm_eval_stderr.install()
 
@@ -51,7 +50,7 @@ class CondambigTask(ConfigurableTask):
         benchmark whose metrics depend on options the run sets is still aggregated by its
         spec, never by lm-eval's fallback mean)."""
         benchmark = self.hooks.benchmark
-        every = {spec.name: self.hooks.aggregation(spec.name, self)
+        every = {spec.name: self.hooks.aggregation(spec.name)
                  for spec in (*benchmark.metric_specs, SUITE_SPEC)}
         return {**every, **super().aggregation()}
 
@@ -59,28 +58,26 @@ class CondambigTask(ConfigurableTask):
                         bootstrap_iters: int) -> dict[str, float]:
         """``<metric>_stderr,<filter>`` of this task's metrics, from the run its aggregations
         scored (:meth:`condambig_tasks.lm_eval_glue.LmEvalTask.standard_errors`)."""
-        return self.hooks.standard_errors(raw_metrics, bootstrap_iters, task=self)
+        return self.hooks.standard_errors(raw_metrics, bootstrap_iters)
 
     def download(self, dataset_kwargs: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        """The docs, loaded with this task's own config (its metadata receives the
-        provenance block); what needs a key, the network or an agent model is kept for
-        :meth:`set_fewshot_seed` (lm-eval calls this while building the task)."""
+        """The docs of this task's run (its metadata receives the provenance block); what
+        needs a key, the network or an agent model waits for :meth:`set_fewshot_seed`
+        (lm-eval calls this while building the task)."""
         if not isinstance(self.config.metadata, dict):
             self.config.metadata = {}
-        self.dataset, self._before_generation = self.hooks.docs_and_check(
-            self.config, **self.config.metadata, **(self.config.dataset_kwargs or {}))
+        self.dataset = self.hooks.load_docs(**self.config.metadata,
+                                            **(self.config.dataset_kwargs or {}))
 
     def set_fewshot_seed(self, seed: int | None = None) -> None:
         """lm-eval 0.4.13's ``simple_evaluate`` calls this for every task once the model is
         built and before ``evaluate`` generates; its task tests never do. So the judge's
         endpoint and the agent models are checked here, once
-        (:func:`condambig_tasks.lm_eval_preflight.check_before_generation`; the ``lm_eval``
+        (:meth:`condambig_tasks.lm_eval_glue.LmEvalTask.before_generation`; the ``lm_eval``
         command has checked them before the model loaded, and the judge is asked once per
         process)."""
         super().set_fewshot_seed(seed)
-        check, self._before_generation = getattr(self, "_before_generation", None), None
-        if check is not None:
-            check()
+        self.hooks.before_generation()
 
 
 def _known_tasks() -> list[str]:

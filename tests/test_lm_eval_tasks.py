@@ -3,7 +3,8 @@
 The files under ``condambig_tasks/lm_eval_tasks`` (and the toy benchmark's) must equal what
 ``python -m condambig_tasks.lm_eval_tasks.generate`` writes; :class:`CondambigTask` builds
 the config, records provenance and null reasons in it and binds each aggregation to itself;
-the retry hint's ``--output_path`` comes from the ``lm_eval`` command line, not the stack.
+the retry hint's ``--output_path`` comes from the ``lm_eval`` command as lm-eval parsed it,
+not the stack.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import yaml
 
 from condambig_tasks import exit_status, lm_eval_glue, registry
 from condambig_tasks.benchmark import SUITE_SCORE, task_version
-from condambig_tasks.lm_eval_command import kept_samples
 from condambig_tasks.lm_eval_tasks import generate, task_folder
 from tests.conftest import REPO_ROOT
 from tests.test_contract import (
@@ -156,30 +156,43 @@ def test_a_task_file_may_override_the_spec(use_fixture_data, quiet_glue):
 # ---------------------------------------------------------------------- the command line
 
 
-def test_the_output_options_come_from_the_lm_eval_command_line(tmp_path):
+def _command(monkeypatch, *argv: str):
+    """What the ``lm_eval`` command parsed from ``argv`` (lm-eval's own parser and
+    ``EvaluatorConfig.from_cli``), kept as the start-up hook keeps it."""
+    from lm_eval._cli import HarnessCLI
+    from lm_eval.config.evaluate_config import EvaluatorConfig
+
+    from condambig_tasks import lm_eval_command
+
+    monkeypatch.setattr("sys.argv", ["lm_eval", *argv])
+    monkeypatch.setattr(lm_eval_command, "_command", [])
+    lm_eval_command.remember(EvaluatorConfig.from_cli(HarnessCLI().parse_args()))
+    return lm_eval_command
+
+
+def test_the_output_options_come_from_the_lm_eval_command_line(tmp_path, monkeypatch):
     """The samples' folder, when ``--log_samples`` keeps them (else None)."""
-    assert kept_samples(["run", "--model", "hf", "--tasks", "x", "--output_path", "out",
-                         "--log_samples"]) == "out"
-    assert kept_samples(["-o", "out", "-s", "--tasks", "x"]) == "out"
-    assert kept_samples(["--output", "out", "--log"]) == "out"  # prefixes
-    assert kept_samples(["--output", "out"]) is None  # no samples logged
-    assert kept_samples(["--log_samples", "--tasks", "x"]) is None  # nothing written
+    assert _command(monkeypatch, "run", "--model", "hf", "--tasks", "x", "--output_path",
+                    "out", "--log_samples").kept_samples() == "out"
+    assert _command(monkeypatch, "-o", "out", "-s", "--tasks", "x").kept_samples() == "out"
+    assert _command(monkeypatch, "--output", "out", "--log", "--tasks", "x",
+                    ).kept_samples() == "out"  # prefixes
+    assert _command(monkeypatch, "--output", "out", "--tasks", "x").kept_samples() is None
     config = tmp_path / "run.yaml"
-    config.write_text(yaml.safe_dump({"output_path": "from-yaml", "log_samples": True}))
-    assert kept_samples(["--config", str(config)]) == "from-yaml"
-    assert kept_samples(["-C", str(config), "-o", "cli"]) == "cli"
+    config.write_text(yaml.safe_dump({"output_path": "from-yaml", "log_samples": True,
+                                      "tasks": ["x"]}))
+    assert _command(monkeypatch, "--config", str(config)).kept_samples() == "from-yaml"
+    assert _command(monkeypatch, "-C", str(config), "-o", "cli").kept_samples() == "cli"
 
 
-def test_the_model_comes_from_the_lm_eval_command_line():
-    from condambig_tasks.lm_eval_command import model_name
-
-    assert model_name(["--model", "hf", "--model_args", "pretrained=org/m,dtype=float32",
-                       "--tasks", "x"]) == "org/m"
-    assert model_name(["-m", "local-chat-completions", "-a",
-                       "model=gpt-x,base_url=http://h/v1"]) == "gpt-x"
-    assert model_name(["--model", "hf", "--model_args", '{"pretrained": "org/j"}']) == "org/j"
-    assert model_name(["--model", "vllm", "--model_args", "{not json"]) == "vllm"
-    assert model_name(["--tasks", "x"]) is None
+def test_the_model_comes_from_the_lm_eval_command_line(monkeypatch):
+    assert _command(monkeypatch, "--model", "hf", "--model_args",
+                    "pretrained=org/m,dtype=float32", "--tasks", "x").model_name() == "org/m"
+    assert _command(monkeypatch, "-M", "local-chat-completions", "-a",
+                    "model=gpt-x,base_url=http://h/v1", "--tasks", "x").model_name() == "gpt-x"
+    assert _command(monkeypatch, "--model", "hf", "--model_args", '{"pretrained": "org/j"}',
+                    "--tasks", "x").model_name() == "org/j"
+    assert _command(monkeypatch, "--model", "vllm", "--tasks", "x").model_name() == "vllm"
 
 
 def test_a_program_calling_lm_eval_gets_no_output_options(monkeypatch):

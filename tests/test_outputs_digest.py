@@ -37,15 +37,15 @@ def test_lm_eval_aggregation_scores_an_output_with_a_lone_surrogate(use_fixture_
 
     from condambig_tasks.lm_eval_glue import LmEvalTask
 
-    hooks = LmEvalTask("condambigqa")
+    task = SimpleNamespace(task_name="condambigqa_surrogate",
+                           config=SimpleNamespace(metadata={}))
+    hooks = LmEvalTask("condambigqa", task)
     docs = hooks.load_docs(version=1.0, pretrained="tiny", task_options={"setting": "main"})["test"]
     outputs = {doc["id"]: '{"conditions": [{"condition": "c\ud800", "answer": "a"}]}'
                for doc in docs}
     per_doc = [hooks.process_results(doc, [outputs[doc["id"]]]) for doc in docs]
     metric = next(name for name, value in per_doc[0].items() if isinstance(value, dict))
-    task = SimpleNamespace(task_name="condambigqa_surrogate",
-                           config=SimpleNamespace(metadata={"provenance": {}}))
-    value = hooks.aggregate(metric, [v[metric] for v in per_doc], task)
+    value = hooks.aggregate(metric, [v[metric] for v in per_doc])
     assert value == value  # a number, not NaN
     assert task.config.metadata["provenance"]["outputs_sha256"] == outputs_sha256(
         (key, text.replace("\ud800", "\ufffd")) for key, text in outputs.items())

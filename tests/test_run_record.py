@@ -235,13 +235,13 @@ def test_lm_eval_aggregation_writes_the_record_or_one_line_and_keeps_the_run(
     if not writable:
         target.write_text("a file where the folder should be")
     monkeypatch.setenv("CONDAMBIG_RECORD_DIR", str(target))
-    hooks = LmEvalTask("ambignq")
+    task = SimpleNamespace(task_name=f"ambignq_record_{writable}",
+                           config=SimpleNamespace(metadata={}))
+    hooks = LmEvalTask("ambignq", task)
     docs = hooks.load_docs(pretrained="tiny")["test"]
     per_doc = [hooks.process_results(doc, [AMBIGNQ_OUTPUTS[doc["id"]]]) for doc in docs]
     metric = next(name for name, value in per_doc[0].items() if isinstance(value, dict))
-    task = SimpleNamespace(task_name=f"ambignq_record_{writable}",
-                           config=SimpleNamespace(metadata={"provenance": {}}))
-    value = hooks.aggregate(metric, [v[metric] for v in per_doc], task)
+    value = hooks.aggregate(metric, [v[metric] for v in per_doc])
     assert value == value
     if writable:
         [path] = target.iterdir()

@@ -68,11 +68,11 @@ def test_lm_eval_fails_fast_before_generation_when_an_agent_cannot_be_found(flm_
     utils = LmEvalTask("hotpot_flm")
 
     missing = str(tmp_path / "no-such-checkpoint")
-    docs, check_before_generation = utils.docs_and_check(
-        task_options={"split": "full"}, answering_agent=missing, downstream_model=missing)
+    docs = utils.load_docs(task_options={"split": "full"}, answering_agent=missing,
+                           downstream_model=missing)
     assert len(docs["test"]) > 0
     with pytest.raises(AgentLoadError, match="CONDAMBIG_FLM_ANSWERING_AGENT"):
-        check_before_generation()
+        utils.before_generation()
 
 
 def test_a_bound_role_spares_the_default_checkpoint_check(flm_data, tiny_t5, monkeypatch):
