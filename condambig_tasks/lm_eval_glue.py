@@ -226,8 +226,11 @@ class LmEvalTask:
         engine = None
         if judge is not None:
             from condambig_metrics.judge import openai_judge_engine
+            from condambig_tasks.lm_eval_preflight import LM_EVAL_SETTINGS
 
-            engine = openai_judge_engine(judge, progress_factory=Progress)
+            # a judge error names the settings as lm-eval users give them (--metadata too)
+            engine = openai_judge_engine(judge, progress_factory=Progress,
+                                         names=LM_EVAL_SETTINGS)
         with interrupts.sigterm_as_sigint():  # stopped as by Ctrl-C: lm_eval_interrupt
             samples = run_blocking(run.score(batch, Runtime(judge=engine)))
         if engine is None:

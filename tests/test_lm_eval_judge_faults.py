@@ -160,6 +160,8 @@ def test_a_judge_failing_after_generation_keeps_the_run_and_says_how_to_finish(
     line = _null_line(result.stderr, "condambigqa", "combined_score")
     [command] = re.findall(r"`([^`]+)`", line)
     assert f"--from-log {out}" in command and "--task condambigqa" in command
+    # the advice names the settings as lm-eval users give them (the key's two variables)
+    assert "Check the key in CONDAMBIG_JUDGE_API_KEY (or OPENAI_API_KEY)" in line, line
 
     judge.set_script(HEALTHY)  # the endpoint is back
     words = shlex.split(command)
