@@ -301,46 +301,50 @@ class _State:
             self.clients: set[Any] = set()  # client (host, port): one per TCP connection
             self.hold_deadline: float | None = None  # the script's hold, once started
             self.in_flight_at_release: int | None = None
+            # a request still open when a test resets the server has its timeline entry in
+            # the old timeline (finish)
+            self.generation = getattr(self, "generation", 0) + 1
 
     def admit(self, body: dict[str, Any], prompt: str,
-              client: Any = None) -> tuple[JudgeScript, Fault | None, int]:
-        """Count a request and decide which fault (if any) it gets; also its timeline index."""
+              client: Any = None) -> tuple[JudgeScript, Fault | None, tuple[int, int]]:
+        """Count a request and decide which fault (if any) it gets; also its ticket: the
+        counts' generation and its timeline index (see :meth:`finish`)."""
         with self.lock:
             now = time.time()
             self.requests += 1
             self.clients.add(client)
             self.prompts.append(prompt)
             self.timeline.append({"at": now, "outcome": None, "retry_until": None})
-            index = len(self.timeline) - 1
+            ticket = (self.generation, len(self.timeline) - 1)
             self.last_request = {k: v for k, v in body.items() if k != "messages"}
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             self.arrived.notify_all()
             script = self.script
             if script.die_after is not None and self.requests > script.die_after:
-                return script, script.die_with, index
+                return script, script.die_with, ticket
             if script.rate_limit is not None:
                 while self.let_through and self.let_through[0] <= now - 1.0:
                     self.let_through.popleft()
                 if len(self.let_through) >= script.rate_limit.per_second:
-                    return script, Fault("429", retry_after=script.rate_limit.retry_after), index
+                    return script, Fault("429", retry_after=script.rate_limit.retry_after), ticket
                 self.let_through.append(now)
             if self.script.refuse_logprobs and body.get("logprobs"):
-                return self.script, None, index  # refused: uses up no fault
+                return self.script, None, ticket  # refused: uses up no fault
             chosen = None
-            for index, fault in enumerate(self.script.faults):
+            for number, fault in enumerate(self.script.faults):
                 if fault.contains is not None and fault.contains not in prompt:
                     continue
-                if fault.first is not None and self.fault_counts[index] >= fault.first:
+                if fault.first is not None and self.fault_counts[number] >= fault.first:
                     continue
                 if fault.every is not None:
-                    self.fault_seen[index] += 1
-                    if self.fault_seen[index] % fault.every:
+                    self.fault_seen[number] += 1
+                    if self.fault_seen[number] % fault.every:
                         continue
-                self.fault_counts[index] += 1
+                self.fault_counts[number] += 1
                 chosen = fault
                 break
-            return self.script, chosen, len(self.timeline) - 1
+            return self.script, chosen, (self.generation, len(self.timeline) - 1)
 
     def wait_for_release(self, hold: Hold, prompt: str) -> None:
         """The script's hold: wait while fewer than ``hold.in_flight`` requests are in flight
@@ -361,13 +365,16 @@ class _State:
                 self.in_flight_at_release = self.in_flight
             self.arrived.notify_all()
 
-    def finish(self, outcome: str, index: int | None = None,
+    def finish(self, outcome: str, ticket: tuple[int, int],
                retry_until: float | None = None) -> None:
+        """Record a request's outcome (counted even when the server was reset while it was
+        open: tests wait for it); its timeline entry only if the timeline is still its own."""
+        generation, position = ticket
         with self.lock:
             self.in_flight -= 1
             self.outcomes[outcome] += 1
-            if index is not None:
-                self.timeline[index].update(outcome=outcome, retry_until=retry_until)
+            if generation == self.generation:
+                self.timeline[position].update(outcome=outcome, retry_until=retry_until)
 
     def snapshot(self, with_prompts: bool = False, with_timeline: bool = False) -> dict[str, Any]:
         with self.lock:
@@ -483,7 +490,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _chat_completion(self, body: dict[str, Any]) -> None:
         state = self.server.state
         prompt = _last_user_text(body.get("messages", []))
-        script, fault, index = state.admit(body, prompt, self.client_address)
+        script, fault, ticket = state.admit(body, prompt, self.client_address)
         outcome = "ok"
         retry_until = None
         settled = False
@@ -494,7 +501,7 @@ class _Handler(BaseHTTPRequestHandler):
             nonlocal settled
             if not settled:
                 settled = True
-                state.finish(outcome, index, retry_until)
+                state.finish(outcome, ticket, retry_until)
 
         self._before_answer = settle
         try:
@@ -542,7 +549,7 @@ class _Handler(BaseHTTPRequestHandler):
                     return
                 if fault.kind == "timeout":
                     time.sleep(fault.sleep_seconds)
-            rule = script.rule_for(prompt, index + 1)
+            rule = script.rule_for(prompt, ticket[1] + 1)
             if fault is not None and fault.kind == "unparseable":
                 rule = ScoreRule(reply="I would rather not give a number here.")
             top_n = int(body.get("top_logprobs") or 0)
