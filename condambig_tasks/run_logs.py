@@ -173,10 +173,7 @@ def read_run(benchmark: Benchmark, path: str | Path, task: str | None = None) ->
     if len(mine) > 1:
         raise RunLogError(f"{root}: holds {len(mine)} runs of task {tasks[0]} "
                           f"({'; '.join(str(c.path) for c in mine)}); give one file.")
-    logged = mine[0].read()
-    if logged.benchmark != benchmark.name:
-        raise RunLogError(f"{logged.source}: is a run of {logged.benchmark} (task "
-                          f"{logged.task}), not {benchmark.name}.")
+    logged = mine[0].read()  # of ``benchmark``: each reader gives its candidate's
     _check_scoring_digest(benchmark, logged)
     return dataclasses.replace(logged, notes=logged.notes + _version_notes(benchmark, logged))
 
