@@ -621,18 +621,13 @@ def record_of_log(path: Path) -> dict[str, Any]:
 
 
 def _inspect_candidates(root: Path) -> list[_Candidate]:
-    if not any(path.suffix == ".eval" or _INSPECT_JSON_NAME.match(path.name)
-               for path in root.rglob("*.*")):
-        return []  # no Inspect log name here: spare importing inspect_ai (seconds)
-    from inspect_ai.log import list_eval_logs
-
-    found = []
-    for info in list_eval_logs(str(root), recursive=True, descending=False):
-        path = Path(info.name.removeprefix("file://"))
-        header = _inspect_header(path)
-        if header is not None:
-            found.append(_inspect_candidate(path, header))
-    return found
+    """The Inspect logs under ``root``, found by the names Inspect gives them (as
+    ``inspect_ai.log``'s ``is_log_file``: a ``.eval``, a ``.json`` named from its time), so
+    no other file is opened and inspect_ai (seconds to import) only for a log."""
+    logs = [path for path in sorted(root.rglob("*.*")) if path.is_file() and (
+        path.suffix == ".eval" or _INSPECT_JSON_NAME.match(path.name))]
+    headers = [(path, _inspect_header(path)) for path in logs]
+    return [_inspect_candidate(path, header) for path, header in headers if header is not None]
 
 
 def _inspect_header(path: Path) -> Any:
