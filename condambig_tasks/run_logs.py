@@ -120,7 +120,8 @@ class Logged:
     the outputs its scorer read and its own per-sample scores (``samples`` None: it has
     none, ``reason`` why)."""
 
-    outputs: list[dict[str, str]]  # [{"id", "output"}]; of epoch 1 in an Inspect run
+    # [{"id", "output"}]: of epoch 1 in an Inspect run; a record's are read by --from-log
+    outputs: list[dict[str, str]]
     samples: list[ScoredSample] | None
     reason: str | None = None
     later_epochs: tuple[tuple[dict[str, str], ...], ...] = ()  # Inspect: epochs 2..
@@ -573,18 +574,19 @@ def _record_candidate(path: Path) -> _Candidate:
 def _read_record(path: Path, data: Mapping[str, Any], task: str) -> RunOutputs:
     """A run record's outputs, options and digests, for rescoring."""
     [run] = _record_result(path, data, strict=True)[0]
-    logged = run.logged()
-    if {row["id"] for row in logged.outputs} != {sample.id for sample in logged.samples}:
+    outputs = run_record.outputs(path, data)
+    if {row["id"] for row in outputs} != {sample.id for sample in run.logged().samples}:
         raise RunLogError(f"{path}: its outputs are not one per sample (a run of several "
                           "epochs); rescore the log it was made from.")
-    return _run_outputs(run, logged, task=task, framework=CLI, model=_text(data.get("model")),
-                        task_version=_text(data.get("version")))
-
-
-def _record_logged(path: Path, data: Mapping[str, Any]) -> Logged:
-    outputs = run_record.outputs(path, data)
     _check_unique(path, outputs)
-    return Logged(outputs=outputs, samples=run_record.samples(path, data))
+    return _run_outputs(run, Logged(outputs, None), task=task, framework=CLI,
+                        model=_text(data.get("model")), task_version=_text(data.get("version")))
+
+
+def _record_samples(path: Path, data: Mapping[str, Any]) -> Logged:
+    """A record's per-sample scores; its outputs are read by :func:`_read_record` alone
+    (they must be text to rescore; the report needs none)."""
+    return Logged(outputs=[], samples=run_record.samples(path, data))
 
 
 def record_of_log(path: Path) -> dict[str, Any]:
@@ -1213,7 +1215,7 @@ def _record_result(path: Path, data: Mapping[str, Any],
         if strict:
             raise
         return [], [f"skipped {error}"]
-    logged = functools.cache(functools.partial(_record_logged, path, data))
+    logged = functools.cache(functools.partial(_record_samples, path, data))
     runs, notices = _score_json_result(path, data)
     source = _object(path, data, "source")
     framework = source.get(run_record.SCORED_BY)
