@@ -22,15 +22,20 @@ Which benchmark and variant a framework task name is comes from the spec
 lm-eval YAML over our glue, Inspect's generic ``abg_coqa`` task) is placed by the benchmark
 and options it recorded (:func:`condambig_tasks.benchmark.variant_of`).
 
-:func:`read_run` gives one run's outputs (:class:`RunOutputs`), so it can be rescored, e.g.
-with another judge, without generating again; :func:`read_results` gives the metrics of
-every run under some paths (:class:`RunResult`), for the report.
+Each file is converted once, into a :class:`RunResult` (what the run reported, its options,
+provenance and digests) whose :class:`Logged` (its outputs and per-sample scores) is read
+when first asked for. :func:`read_results` gives the runs under some paths, for the report
+and the register; :func:`read_scored_samples` their per-sample scores; :func:`read_run`
+one run's outputs (:class:`RunOutputs`), so it can be rescored, e.g. with another judge,
+without generating again.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import glob
+import itertools
 import re
 import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -110,6 +115,23 @@ class RunOutputs:
 
 
 @dataclass(frozen=True)
+class Logged:
+    """A run's samples as its log holds them, read once for ``--from-log`` and the report:
+    the outputs its scorer read and its own per-sample scores (``samples`` None: it has
+    none, ``reason`` why)."""
+
+    # [{"id", "output"}]: of epoch 1 in an Inspect run; a record's are read by --from-log
+    outputs: list[dict[str, str]]
+    samples: list[ScoredSample] | None
+    reason: str | None = None
+    later_epochs: tuple[tuple[dict[str, str], ...], ...] = ()  # Inspect: epochs 2..
+    failed: int = 0  # Inspect: samples that ended in an error (no output)
+    options: dict[str, Any] = field(default_factory=dict)  # lm-eval: the docs' options
+    judge: dict[str, Any] = field(default_factory=dict)  # lm-eval: the docs' judge_* settings
+    non_text: int = 0  # lm-eval: logged responses that were not text (scored as "")
+
+
+@dataclass(frozen=True)
 class _Candidate:
     """A run found under a path, read only when chosen."""
 
@@ -152,10 +174,7 @@ def read_run(benchmark: Benchmark, path: str | Path, task: str | None = None) ->
     if len(mine) > 1:
         raise RunLogError(f"{root}: holds {len(mine)} runs of task {tasks[0]} "
                           f"({'; '.join(str(c.path) for c in mine)}); give one file.")
-    logged = mine[0].read()
-    if logged.benchmark != benchmark.name:
-        raise RunLogError(f"{logged.source}: is a run of {logged.benchmark} (task "
-                          f"{logged.task}), not {benchmark.name}.")
+    logged = mine[0].read()  # of ``benchmark``: each reader gives its candidate's
     _check_scoring_digest(benchmark, logged)
     return dataclasses.replace(logged, notes=logged.notes + _version_notes(benchmark, logged))
 
@@ -340,30 +359,49 @@ def _doc_benchmark(path: Path, strict: bool = True) -> str | None:
 
 
 def _read_rows(path: Path, first_only: bool = False) -> list[tuple[int, Any]]:
-    """(line number, value) of the file's JSON lines."""
-    rows = []
+    """(line number, value) of the file's JSON lines (:func:`json_files.loads_lines`)."""
     try:
-        with path.open(encoding="utf-8") as lines:
-            for number, line in enumerate(lines, 1):
-                if not line.strip():
-                    continue
-                try:
-                    rows.append((number, json_files.loads(line)))
-                except json_files.JsonFileError as error:
-                    raise RunLogError(f"{path}: line {number} is not JSON ({error.reason}); "
-                                      f"{_WHAT_TO_GIVE}.") from None
-                if first_only:
-                    break
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise RunLogError(f"{path}: cannot read it ({error}).") from None
-    return rows
+    try:
+        return list(itertools.islice(json_files.loads_lines(text), 1 if first_only else None))
+    except json_files.JsonFileError as error:
+        raise RunLogError(f"{path}: line {error.line} is not JSON ({error.reason}); "
+                          f"{_WHAT_TO_GIVE}.") from None
 
 
 def _read_lm_eval(path: Path, task: str, benchmark: str | None) -> RunOutputs:
+    logged = _lm_eval_logged(path)
+    run = _lm_eval_run_beside(path, task, benchmark)
+    block = (run.provenance if run else None) or {}
+    _same_copies(path, "recorded options", [
+        ("the samples' docs", logged.options),
+        ("the results' provenance block", _dict_or_none(block.get("options")))])
+    notes = () if not logged.non_text else (
+        f"{path}: {logged.non_text} of {len(logged.outputs)} logged responses are not text; "
+        "they are scored as empty outputs (non_text_outputs).",)
+    return RunOutputs(task=task, benchmark=benchmark or "?", options=logged.options,
+                      judge=logged.judge, outputs=logged.outputs, source=str(path),
+                      framework=LM_EVAL, reported=dict(run.metrics) if run else {},
+                      provenance=run.provenance if run else None, notes=notes,
+                      non_text_outputs=logged.non_text,
+                      task_version=_text(block.get("task_version")),
+                      outputs_sha256=run.outputs_sha256 if run else None,
+                      scoring_sha256=run.scoring_sha256 if run else None,
+                      model=run.model if run else None)
+
+
+def _lm_eval_logged(path: Path) -> Logged:
+    """A condambig lm-eval samples file, one row per doc: the output ``process_results``
+    scored and the values it returned (a CORPUS metric's item carries the whole
+    ScoredSample, a MEAN / SUM metric its number; an item with only the output means the
+    scoring happened in the aggregation step: a judge, HotpotQA-FLM's agents)."""
     rows = _read_rows(path)
     if not rows:
         raise RunLogError(f"{path}: holds no samples.")
     outputs, options, judges, non_text = [], {}, {}, 0
+    samples: list[ScoredSample] | None = []
     for number, row in rows:
         doc = row.get("doc") if isinstance(row, dict) else None
         if not isinstance(doc, dict) or not {"id", "options", "judge"} <= set(doc):
@@ -380,27 +418,31 @@ def _read_lm_eval(path: Path, task: str, benchmark: str | None) -> RunOutputs:
         non_text += not isinstance(output, str)
         outputs.append({"id": str(identifier),
                         "output": output if isinstance(output, str) else ""})
+        names = row.get("metrics")
+        if not isinstance(names, list):
+            raise _shape_error(path, number, f"'metrics' is {_kind(names)}, not a list")
+        values: dict[str, float | None] = {}
+        whole = None
+        for name in names:
+            item = row.get(name)
+            if isinstance(item, dict) and isinstance(item.get("sample"), dict):
+                whole = ScoredSample.from_json(item["sample"])
+            elif isinstance(item, dict):
+                samples = None
+            else:
+                values[name] = finite_number(item)
+        if samples is not None:
+            samples.append(whole or ScoredSample(id=str(identifier), values=values))
     if len(options) != 1 or len(judges) != 1:
         raise RunLogError(f"{path}: its samples carry different options; give the samples "
                           "file of one task run.")
     _check_unique(path, outputs)
-    run = _lm_eval_run_beside(path, task, benchmark)
-    block = (run.provenance if run else None) or {}
-    _same_copies(path, "recorded options", [
-        ("the samples' docs", next(iter(options.values()))),
-        ("the results' provenance block", _dict_or_none(block.get("options")))])
-    notes = () if not non_text else (
-        f"{path}: {non_text} of {len(outputs)} logged responses are not text; they are "
-        "scored as empty outputs (non_text_outputs).",)
-    return RunOutputs(task=task, benchmark=benchmark or "?",
-                      options=next(iter(options.values())), judge=next(iter(judges.values())),
-                      outputs=outputs, source=str(path), framework=LM_EVAL,
-                      reported=dict(run.metrics) if run else {},
-                      provenance=run.provenance if run else None, notes=notes,
-                      non_text_outputs=non_text, task_version=_text(block.get("task_version")),
-                      outputs_sha256=run.outputs_sha256 if run else None,
-                      scoring_sha256=run.scoring_sha256 if run else None,
-                      model=run.model if run else None)
+    reason = None if samples is not None else (
+        "scored in lm-eval's aggregation step (a judge or HotpotQA-FLM's agents): its "
+        "samples file holds the outputs, not their scores")
+    return Logged(outputs=outputs, samples=samples, reason=reason,
+                  options=next(iter(options.values())), judge=next(iter(judges.values())),
+                  non_text=non_text)
 
 
 def _lm_eval_output(path: Path, number: int, row: Mapping[str, Any]) -> Any:
@@ -531,17 +573,20 @@ def _record_candidate(path: Path) -> _Candidate:
 
 def _read_record(path: Path, data: Mapping[str, Any], task: str) -> RunOutputs:
     """A run record's outputs, options and digests, for rescoring."""
+    [run] = _record_result(path, data, strict=True)[0]
     outputs = run_record.outputs(path, data)
-    if {row["id"] for row in outputs} != {sample.id for sample in run_record.samples(path, data)}:
+    if {row["id"] for row in outputs} != {sample.id for sample in run.logged().samples}:
         raise RunLogError(f"{path}: its outputs are not one per sample (a run of several "
                           "epochs); rescore the log it was made from.")
     _check_unique(path, outputs)
-    [run] = _score_json_result(path, data)[0]
-    return RunOutputs(task=task, benchmark=run.benchmark, options=dict(run.options),
-                      judge={}, outputs=outputs, source=str(path), framework=CLI,
-                      reported=dict(run.metrics), provenance=run.provenance,
-                      outputs_sha256=run.outputs_sha256, scoring_sha256=run.scoring_sha256,
-                      task_version=_text(data.get("version")), model=_text(data.get("model")))
+    return _run_outputs(run, Logged(outputs, None), task=task, framework=CLI,
+                        model=_text(data.get("model")), task_version=_text(data.get("version")))
+
+
+def _record_samples(path: Path, data: Mapping[str, Any]) -> Logged:
+    """A record's per-sample scores; its outputs are read by :func:`_read_record` alone
+    (they must be text to rescore; the report needs none)."""
+    return Logged(outputs=[], samples=run_record.samples(path, data))
 
 
 def record_of_log(path: Path) -> dict[str, Any]:
@@ -578,18 +623,13 @@ def record_of_log(path: Path) -> dict[str, Any]:
 
 
 def _inspect_candidates(root: Path) -> list[_Candidate]:
-    if not any(path.suffix == ".eval" or _INSPECT_JSON_NAME.match(path.name)
-               for path in root.rglob("*.*")):
-        return []  # no Inspect log name here: spare importing inspect_ai (seconds)
-    from inspect_ai.log import list_eval_logs
-
-    found = []
-    for info in list_eval_logs(str(root), recursive=True, descending=False):
-        path = Path(info.name.removeprefix("file://"))
-        header = _inspect_header(path)
-        if header is not None:
-            found.append(_inspect_candidate(path, header))
-    return found
+    """The Inspect logs under ``root``, found by the names Inspect gives them (as
+    ``inspect_ai.log``'s ``is_log_file``: a ``.eval``, a ``.json`` named from its time), so
+    no other file is opened and inspect_ai (seconds to import) only for a log."""
+    logs = [path for path in sorted(root.rglob("*.*")) if path.is_file() and (
+        path.suffix == ".eval" or _INSPECT_JSON_NAME.match(path.name))]
+    headers = [(path, _inspect_header(path)) for path in logs]
+    return [_inspect_candidate(path, header) for path, header in headers if header is not None]
 
 
 def _inspect_header(path: Path) -> Any:
@@ -648,35 +688,20 @@ def _inspect_candidate(path: Path, header: Any) -> _Candidate:
                       lambda: _read_inspect(path, header, benchmark))
 
 
-def _logged_samples(path: Path) -> list[Any]:
-    """The log's samples (:mod:`condambig_tasks.inspect_samples`); one line if doctored."""
-    from condambig_tasks.inspect_samples import InspectSampleError, read_samples
-
-    try:
-        return read_samples(path)
-    except InspectSampleError as error:
-        raise RunLogError(str(error)) from None
-
-
 def _read_inspect(path: Path, header: Any, benchmark: str) -> RunOutputs:
     spec = header.eval
-    logged = _logged_samples(path)
-    if not logged:
+    run = _inspect_run(path, header, benchmark)
+    logged = run.logged()
+    if not (logged.outputs or logged.later_epochs or logged.failed):
         raise RunLogError(f"{path}: the Inspect log holds no samples (run with "
                           "--no-log-samples, or stopped before any); rerun logging samples.")
     notes = []
     if header.status != "success":
         notes.append(f"the Inspect run ended with status {header.status}; its logged "
                      "samples are scored.")
-    epochs = spec.config.epochs or 1
-    failed = [s for s in logged if s.failed]
-    if failed:
-        notes.append(f"{len(failed)} sample(s) ended in an error and have no output "
+    if logged.failed:
+        notes.append(f"{logged.failed} sample(s) ended in an error and have no output "
                      "(left out).")
-    by_epoch = [tuple({"id": s.id, "output": s.completion} for s in logged
-                      if s.epoch == epoch and not s.failed) for epoch in range(1, epochs + 1)]
-    for rows in by_epoch:
-        _check_unique(path, list(rows))
     metadata = spec.metadata or {}
     roles = {name: getattr(config, "model", str(config))
              for name, config in (spec.model_roles or {}).items()}
@@ -688,7 +713,7 @@ def _read_inspect(path: Path, header: Any, benchmark: str) -> RunOutputs:
         notes.append("the run bound Inspect model role(s) "
                      f"{', '.join(f'{k}={v}' for k, v in roles.items())}; condambig-score "
                      "cannot call them and scores with its own settings.")
-    block = _provenance(path, metadata) or {}
+    block = run.provenance or {}
     _same_copies(path, "recorded options", [
         ("the task metadata", _dict_or_none(metadata.get("options"))),
         ("its provenance block", _dict_or_none(block.get("options"))),
@@ -697,17 +722,62 @@ def _read_inspect(path: Path, header: Any, benchmark: str) -> RunOutputs:
     _same_copies(path, "recorded task versions", [
         ("the task metadata", _text(metadata.get("full_task_version"))),
         ("its provenance block", _text(block.get("task_version")))])
-    run = _inspect_run(path, header, benchmark)
     reducer = spec.config.epochs_reducer
-    return RunOutputs(task=spec.task, benchmark=benchmark, options=dict(run.options),
-                      judge={}, outputs=list(by_epoch[0]), source=str(path),
-                      framework=INSPECT, reported=dict(run.metrics), notes=tuple(notes),
-                      provenance=run.provenance, outputs_sha256=run.outputs_sha256,
-                      task_version=_task_version(metadata, block),
-                      scoring_sha256=run.scoring_sha256, later_epochs=tuple(by_epoch[1:]),
-                      epochs_reducer=tuple([reducer] if isinstance(reducer, str)
-                                           else reducer or ()),
-                      model=run.model)
+    return _run_outputs(run, logged, task=spec.task, notes=tuple(notes),
+                        task_version=_task_version(metadata, block),
+                        epochs_reducer=tuple([reducer] if isinstance(reducer, str)
+                                             else reducer or ()))
+
+
+def _inspect_logged(path: Path, log: Any) -> Logged:
+    """An Inspect log's samples: each epoch's outputs (a sample that ended in an error has
+    none) and, in a run of one epoch, each sample's ``Score`` (``value`` its numbers,
+    ``metadata`` its details less the judge's transcript); read by
+    :mod:`condambig_tasks.inspect_samples`, one line if doctored."""
+    from condambig_tasks.inspect_samples import InspectSampleError, read_samples
+
+    try:
+        logged = read_samples(path)
+    except InspectSampleError as error:
+        raise RunLogError(str(error)) from None
+    epochs = log.eval.config.epochs or 1
+    by_epoch = [tuple({"id": s.id, "output": s.completion} for s in logged
+                      if s.epoch == epoch and not s.failed) for epoch in range(1, epochs + 1)]
+    for rows in by_epoch:
+        _check_unique(path, list(rows))
+    reason = None
+    if not logged:
+        reason = "the Inspect log holds no samples"
+    elif epochs > 1:
+        reason = f"the run has {epochs} epochs (its numbers average them)"
+    samples = []
+    for sample in logged if reason is None else []:
+        score = next(iter(sample.scores.values()), None)
+        if score is None and not sample.failed:
+            reason = f"sample {sample.id} has no score"
+        if score is None or sample.failed:
+            continue
+        values = score.value if isinstance(score.value, dict) else {}
+        details = {k: v for k, v in score.metadata.items() if k != "judge_calls"}
+        samples.append(ScoredSample(id=sample.id,
+                                    values={k: finite_number(v) for k, v in values.items()},
+                                    details=details, explanation=score.explanation or ""))
+    return Logged(outputs=list(by_epoch[0]), samples=None if reason else samples,
+                  reason=reason, later_epochs=tuple(by_epoch[1:]),
+                  failed=sum(sample.failed for sample in logged))
+
+
+def _run_outputs(run: RunResult, logged: Logged, **recorded: Any) -> RunOutputs:
+    """The outputs to rescore of a run read by :func:`read_results`' conversion (what the
+    run recorded, ``recorded`` where the log says more)."""
+    fields: dict[str, Any] = {
+        "task": run.task, "benchmark": run.benchmark, "options": dict(run.options),
+        "judge": logged.judge, "outputs": logged.outputs, "source": str(run.source),
+        "framework": run.framework, "reported": dict(run.metrics),
+        "provenance": run.provenance, "outputs_sha256": run.outputs_sha256,
+        "scoring_sha256": run.scoring_sha256, "model": run.model,
+        "later_epochs": logged.later_epochs, "non_text_outputs": logged.non_text}
+    return RunOutputs(**{**fields, **recorded})
 
 
 def _dict_or_none(value: Any) -> dict[str, Any] | None:
@@ -784,6 +854,9 @@ class RunResult:
     outputs_sha256: str | None = None  # the digest of the outputs it scored, when recorded
     provenance: Mapping[str, Any] | None = None  # its provenance block, when it has one
     scoring_sha256: str | None = None  # provenance.scoring_sha256, when recorded
+    # its samples, read once when first asked for (a saved condambig-score JSON's: those of
+    # the --per-sample file that goes with it; None: none found)
+    logged: Callable[[], Logged] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -945,6 +1018,7 @@ def _lm_eval_result(path: Path, data: Mapping[str, Any], benchmark_name: str | N
         options = benchmark_options(benchmark, recorded if isinstance(recorded, dict) else
                                     {**metadata, **variant.options})
         n_samples = _object(path, counts, task)
+        samples = _lm_eval_samples_file(path, task)
         runs.append(RunResult(
             source=path, framework=LM_EVAL, model=model, benchmark=benchmark.name,
             variant=variant, task=task, metrics=metrics, stderr=stderr,
@@ -952,10 +1026,12 @@ def _lm_eval_result(path: Path, data: Mapping[str, Any], benchmark_name: str | N
             judge=_text(provenance.get("judge")) or _text(metadata.get("judge_model")),
             judge_base_url=_text(provenance.get("judge_base_url"))
             or _text(metadata.get("judge_base_url")),
-            created=_created(data.get("date")), per_sample=_lm_eval_samples_file(path, task),
+            created=_created(data.get("date")), per_sample=samples,
             outputs_sha256=_recorded_digest(path, [provenance]), **_data_read(provenance),
             provenance=_provenance(path, metadata),
-            scoring_sha256=_recorded_digest(path, [provenance], SCORING_SHA256_KEY)))
+            scoring_sha256=_recorded_digest(path, [provenance], SCORING_SHA256_KEY),
+            logged=None if samples is None else functools.cache(
+                functools.partial(_lm_eval_logged, samples))))
     return runs, notices
 
 
@@ -996,18 +1072,12 @@ def _lm_eval_variant(task: str, provenance: Mapping[str, Any]) -> tuple[Benchmar
 
 
 def _lm_eval_model(path: Path, data: Mapping[str, Any]) -> str:
+    """The model lm-eval names the run by (``model_name``: its own reading of
+    ``--model_args``, ``pretrained=`` and the like), else the ``--model`` type."""
     name = data.get("model_name")
     if isinstance(name, str) and name.strip():
         return name.strip()
-    config = _object(path, data, "config")
-    args = config.get("model_args")
-    if isinstance(args, str):  # "pretrained=...,dtype=..."
-        args = dict(part.split("=", 1) for part in args.split(",") if "=" in part)
-    if isinstance(args, dict):
-        for key in ("pretrained", "model", "path", "engine"):
-            if args.get(key):
-                return str(args[key])
-    return str(config.get("model") or "unknown model")
+    return str(_object(path, data, "config").get("model") or "unknown model")
 
 
 def _created(value: Any) -> str | None:
@@ -1064,7 +1134,8 @@ def _inspect_run(path: Path, log: Any, named: str) -> RunResult:
                      version=_task_version(metadata, block) or str(spec.task_version),
                      task_args=_task_args(spec), provenance=provenance,
                      outputs_sha256=_recorded_digest(path, blocks),
-                     scoring_sha256=_recorded_digest(path, blocks, SCORING_SHA256_KEY))
+                     scoring_sha256=_recorded_digest(path, blocks, SCORING_SHA256_KEY),
+                     logged=functools.cache(functools.partial(_inspect_logged, path, log)))
 
 
 def _variant_of_task(benchmark: Benchmark, task: str, options: Mapping[str, Any],
@@ -1144,14 +1215,16 @@ def _record_result(path: Path, data: Mapping[str, Any],
         if strict:
             raise
         return [], [f"skipped {error}"]
+    logged = functools.cache(functools.partial(_record_samples, path, data))
     runs, notices = _score_json_result(path, data)
     source = _object(path, data, "source")
     framework = source.get(run_record.SCORED_BY)
     if framework not in (LM_EVAL, INSPECT):  # condambig-score's numbers
-        return [dataclasses.replace(run, per_sample=path) for run in runs], notices
+        return [dataclasses.replace(run, per_sample=path, logged=logged) for run in runs], \
+            notices
     task = _task_key(_text(source.get("task")) or "")  # the framework's run, as its log says
     return [dataclasses.replace(
-        run, framework=framework, task=task or run.task, per_sample=path,
+        run, framework=framework, task=task or run.task, per_sample=path, logged=logged,
         variant=_variant_of_task(registry.get(run.benchmark), task, run.options),
         version=_text(data.get("version")), created=_text(source.get("created")),
         task_args=dict(_object(path, source, "task_args"))) for run in runs], notices
@@ -1181,24 +1254,20 @@ def read_scored_samples(run: RunResult) -> ScoredRun:
     except ConfigurationError as error:
         return ScoredRun(None, reason=f"its options do not fit this version ({error})")
     judged = run.judge is not None
-    if run.per_sample == run.source:  # a run record
-        samples, reason = run_record.samples(run.source, _load_record(run.source)), None
-    elif run.framework == INSPECT:
-        samples, reason = _inspect_scored_samples(run.source)
-    elif run.per_sample is None:
+    if run.logged is not None:
+        logged = run.logged()
+        samples, reason = logged.samples, logged.reason
+    else:
         samples, reason = None, (
             "the run was saved without --log_samples" if run.framework == LM_EVAL else
             "give its --per-sample file beside the JSON")
-    elif run.framework == LM_EVAL:
-        samples, reason = _lm_eval_scored_samples(run.per_sample)
+    if samples is None and run.framework == LM_EVAL and run.per_sample not in (None, run.source):
         rescored = rescored_samples_file(run.per_sample)
-        if samples is None and rescored.is_file():  # condambig-score --from-log wrote it
+        if rescored.is_file():  # condambig-score --from-log wrote it
             samples, reason = _read_per_sample_file(rescored), None
-        elif samples is None:
+        else:
             reason += ("; to pair it, rescore it once (the judge's cache answers what it "
                        "judged): " + rescoring_command(run.benchmark, run.per_sample))
-    else:
-        samples, reason = _read_per_sample_file(run.per_sample), None
     if samples is None:
         return ScoredRun(None, options, judged, reason)
     mismatch = _mismatch(benchmark, run.metrics, samples, options, judged)
@@ -1256,59 +1325,6 @@ def rescoring_command(benchmark: str, samples: Path) -> str:
             f"--per-sample {shlex.quote(str(rescored_samples_file(samples)))}`")
 
 
-def _lm_eval_scored_samples(path: Path) -> tuple[list[ScoredSample] | None, str | None]:
-    """Per doc, the values ``process_results`` returned: a CORPUS metric's item carries the
-    whole ScoredSample, a MEAN / SUM metric its number; an item with only the output means
-    the scoring happened in the aggregation step (a judge, HotpotQA-FLM's agents)."""
-    samples = []
-    for number, row in _read_rows(path):
-        doc = row.get("doc") if isinstance(row, dict) else None
-        names = row.get("metrics") if isinstance(row, dict) else None
-        if not isinstance(doc, dict) or "id" not in doc or not isinstance(names, list):
-            raise _shape_error(path, number, "no 'doc' with an 'id' and 'metrics' list")
-        values: dict[str, float | None] = {}
-        whole = None
-        for name in names:
-            item = row.get(name)
-            if isinstance(item, dict) and isinstance(item.get("sample"), dict):
-                whole = ScoredSample.from_json(item["sample"])
-            elif isinstance(item, dict):
-                return None, ("scored in lm-eval's aggregation step (a judge or "
-                              "HotpotQA-FLM's agents): its samples file holds the outputs, "
-                              "not their scores")
-            else:
-                values[name] = finite_number(item)
-        samples.append(whole or ScoredSample(id=str(doc["id"]), values=values))
-    _check_unique(path, [{"id": sample.id} for sample in samples])
-    return samples, None
-
-
-def _inspect_scored_samples(path: Path) -> tuple[list[ScoredSample] | None, str | None]:
-    """Each sample's ``Score``: ``value`` the per-sample numbers, ``metadata`` the details
-    (the judge's transcript left out), first epoch."""
-    header = _inspect_header(path)
-    epochs = (header.eval.config.epochs or 1) if header is not None else 1
-    if epochs > 1:
-        return None, f"the run has {epochs} epochs (its numbers average them)"
-    logged = _logged_samples(path)
-    if not logged:
-        return None, "the Inspect log holds no samples"
-    samples = []
-    for sample in logged:
-        if sample.failed:
-            continue
-        score = next(iter(sample.scores.values()), None)
-        if score is None:
-            return None, f"sample {sample.id} has no score"
-        values = score.value if isinstance(score.value, dict) else {}
-        details = {k: v for k, v in score.metadata.items() if k != "judge_calls"}
-        samples.append(ScoredSample(id=sample.id,
-                                    values={k: finite_number(v) for k, v in values.items()},
-                                    details=details, explanation=score.explanation or ""))
-    _check_unique(path, [{"id": sample.id} for sample in samples])
-    return samples, None
-
-
 def _attach_per_sample(found: RunResults, path: Path, samples: list[ScoredSample]) -> None:
     """Give a ``--per-sample`` file to the condambig-score JSON of the same run among the
     inputs (same benchmark and options, as many samples, the same numbers). One that goes
@@ -1317,7 +1333,8 @@ def _attach_per_sample(found: RunResults, path: Path, samples: list[ScoredSample
         if run.framework != CLI or run.per_sample is not None:
             continue
         if _per_sample_difference(run, samples) is None:
-            found.runs[index] = dataclasses.replace(run, per_sample=path)
+            found.runs[index] = dataclasses.replace(
+                run, per_sample=path, logged=functools.partial(Logged, [], samples))
             return
     named = [run for run in found.runs if run.framework == CLI and run.per_sample is None
              and path.name.startswith(run.source.stem + ".")]  # b.per-sample.jsonl, b.json

@@ -217,3 +217,28 @@ def test_a_repeated_sample_id_is_refused_by_the_report(use_fixture_data, tmp_pat
     assert subprocess.run([executable("condambig-report"), str(results), "-o",
                            str(tmp_path / "r.md"), "--no-figures"], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=600).returncode == 0
+
+
+def test_a_runs_samples_file_is_read_once_for_its_scores_and_its_outputs(use_fixture_data,
+                                                                         tmp_path,
+                                                                         monkeypatch):
+    """The report's per-sample scores and the outputs --from-log rescores come from one
+    reading of the run's samples (run_logs.Logged), not one reader each."""
+    from condambig_tasks import json_files
+    from condambig_tasks.run_logs import read_results, read_scored_samples
+
+    results = _lm_eval_run_with_samples(tmp_path / "out", ["fx-001", "fx-002"])
+    reads = []
+    real = json_files.loads_lines
+
+    def counted(text: str):
+        reads.append(text)
+        return real(text)
+
+    monkeypatch.setattr(json_files, "loads_lines", counted)
+    [run] = read_results([results]).runs
+    scored = read_scored_samples(run)
+    assert scored.reason is None and [s.id for s in scored.samples] == ["fx-001", "fx-002"]
+    assert run.logged().outputs == [{"id": "fx-001", "output": "x"},
+                                    {"id": "fx-002", "output": "x"}]
+    assert len(reads) == 1
