@@ -19,7 +19,6 @@ import asyncio
 from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
 
 from inspect_ai.model import GenerateConfig, Model, ModelOutput, get_model, model_roles
 
