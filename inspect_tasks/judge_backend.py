@@ -58,9 +58,6 @@ class InspectJudgeBackend:
         # provider's base URL when one is set (two servers may serve one model name).
         self.cache_settings = judge_settings(getattr(getattr(model, "api", None), "base_url",
                                                      None))
-        # set when the grader refused a request as a whole (HTTP 401/403/404): no later
-        # judgement can succeed, so the scorer ends the run
-        self.endpoint_error: str | None = None
         leave_connection_failures_to_the_engine(model)
 
     def _secrets(self) -> list[str | None]:
@@ -88,10 +85,10 @@ class InspectJudgeBackend:
         # Inspect has already retried what its provider considers transient.
         message = (f"grader {self.model_name} failed: "
                    f"{error_summary(error, secrets=self._secrets())}")
-        endpoint = status_code(error) in ENDPOINT_STATUS
-        if endpoint:
-            self.endpoint_error = message
-        return PermanentJudgeError(message, affects_all_requests=endpoint)
+        # a refusal of every request (HTTP 401/403/404): the engine sends no more, and the
+        # scorer ends the run (JudgeEngine.endpoint_refused)
+        return PermanentJudgeError(message,
+                                   affects_all_requests=status_code(error) in ENDPOINT_STATUS)
 
 
 # set while the judge backend awaits the grader: only its requests skip Inspect's retries
