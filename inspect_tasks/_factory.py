@@ -215,8 +215,10 @@ def grader_failure(benchmark_name: str, judge: Any) -> str | None:
     refuses every request (HTTP 401/403/404), or it went away mid-run (its connections
     failed past the engine's breaker). The message says what to run; ``inspect eval-retry``
     runs the samples that ended in this error again, with the judgements made cached."""
-    refused = getattr(getattr(judge, "backend", None), "endpoint_error", None)
-    gone = getattr(getattr(judge, "breaker", None), "gone", None)
+    if judge is None:
+        return None
+    refused = judge.endpoint_failure if judge.endpoint_refused else None
+    gone = judge.breaker.gone
     retry = ("run `inspect eval-retry <log>`: the finished samples stay in the log and "
              "the judge cache keeps every judgement already made.")
     if refused:

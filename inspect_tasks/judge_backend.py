@@ -16,10 +16,9 @@ retries.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
 
 from inspect_ai.model import GenerateConfig, Model, ModelOutput, get_model, model_roles
 
@@ -34,8 +33,6 @@ from condambig_metrics.judge import (
 )
 from condambig_metrics.judge.errors import ConnectionFailedError, redact_secrets
 from condambig_metrics.judge.records import (
-    DEFAULT_JUDGE_CONCURRENCY,
-    DEFAULT_JUDGE_MAX_RETRIES,
     DEFAULT_MAX_TOKENS,
     DEFAULT_TOP_LOGPROBS,
     ENDPOINT_STATUS,
@@ -45,31 +42,22 @@ from condambig_metrics.judge.records import (
 GRADER_ROLE = "grader"
 
 
-def judge_generate_config(top_logprobs: int = DEFAULT_TOP_LOGPROBS,
-                          max_tokens: int = DEFAULT_MAX_TOKENS) -> GenerateConfig:
-    """What every judge request asks the grader for: temperature 0 and top logprobs."""
-    return GenerateConfig(temperature=0, logprobs=True, top_logprobs=top_logprobs,
-                          max_tokens=max_tokens)
-
-
-JUDGE_GENERATE_CONFIG = judge_generate_config()
+# what every judge request asks the grader for: temperature 0 and top logprobs
+JUDGE_GENERATE_CONFIG = GenerateConfig(temperature=0, logprobs=True,
+                                       top_logprobs=DEFAULT_TOP_LOGPROBS,
+                                       max_tokens=DEFAULT_MAX_TOKENS)
 
 
 class InspectJudgeBackend:
     """Sends judge prompts through an Inspect ``Model`` at temperature 0 with top logprobs."""
 
-    def __init__(self, model: Model, top_logprobs: int = DEFAULT_TOP_LOGPROBS,
-                 max_tokens: int = DEFAULT_MAX_TOKENS):
+    def __init__(self, model: Model):
         self.model = model
         self.model_name = str(model)
-        self.config = judge_generate_config(top_logprobs, max_tokens)
         # The cache key's settings: the model name holds the provider; the endpoint is the
         # provider's base URL when one is set (two servers may serve one model name).
         self.cache_settings = judge_settings(getattr(getattr(model, "api", None), "base_url",
-                                                     None), top_logprobs, max_tokens)
-        # set when the grader refused a request as a whole (HTTP 401/403/404): no later
-        # judgement can succeed, so the scorer ends the run
-        self.endpoint_error: str | None = None
+                                                     None))
         leave_connection_failures_to_the_engine(model)
 
     def _secrets(self) -> list[str | None]:
@@ -79,7 +67,7 @@ class InspectJudgeBackend:
         token = _JUDGE_REQUEST.set(True)
         try:
             output = await self.model.generate(
-                prompt, config=self.config.merge(grader_connections(self.model)))
+                prompt, config=JUDGE_GENERATE_CONFIG.merge(grader_connections(self.model)))
         except Exception as error:
             if connection_failure(error):
                 raise ConnectionFailedError(
@@ -97,10 +85,10 @@ class InspectJudgeBackend:
         # Inspect has already retried what its provider considers transient.
         message = (f"grader {self.model_name} failed: "
                    f"{error_summary(error, secrets=self._secrets())}")
-        endpoint = status_code(error) in ENDPOINT_STATUS
-        if endpoint:
-            self.endpoint_error = message
-        return PermanentJudgeError(message, affects_all_requests=endpoint)
+        # a refusal of every request (HTTP 401/403/404): the engine sends no more, and the
+        # scorer ends the run (JudgeEngine.endpoint_refused)
+        return PermanentJudgeError(message,
+                                   affects_all_requests=status_code(error) in ENDPOINT_STATUS)
 
 
 # set while the judge backend awaits the grader: only its requests skip Inspect's retries
@@ -190,15 +178,8 @@ def completion_from_output(output: ModelOutput) -> JudgeCompletion:
     return JudgeCompletion(text=output.completion, token_logprobs=tokens)
 
 
-def grader_judge_engine(
-    cache_path: str | Path | None = None,
-    *,
-    concurrency: int = DEFAULT_JUDGE_CONCURRENCY,
-    max_retries: int = DEFAULT_JUDGE_MAX_RETRIES,
-    use_cache: bool = True,
-    progress_factory: Callable[[str, int], Any] | None = None,
-    default: str | None = None,
-) -> JudgeEngine | None:
+def grader_judge_engine(cache_path: str | Path | None = None, *,
+                        default: str | None = None) -> JudgeEngine | None:
     """The engine on the ``grader`` role (else on ``default``, the benchmark's default
     grader), or None when neither is there.
 
@@ -207,15 +188,14 @@ def grader_judge_engine(
     inspect_evals resolves its graders. ``cache_path`` None means the cache
     ``CONDAMBIG_JUDGE_CACHE`` names, as for lm-eval and ``condambig-score`` (none for
     ``off``; unset, :func:`condambig_tasks.settings.judge_cache_file`, shared with them).
-    ``progress_factory`` as in :class:`JudgeEngine`.
+    The engine's concurrency and retries are the project's defaults.
     """
     if model_roles().get(GRADER_ROLE) is None and default is None:
         return None
     model = get_model(role=GRADER_ROLE, default=default)
-    if use_cache and cache_path is None:
+    if cache_path is None:
         from condambig_tasks import settings
 
         cache_path = settings.judge_cache_choice()
-    cache = JudgeCache(cache_path) if use_cache and cache_path is not None else None
-    return JudgeEngine(InspectJudgeBackend(model), cache, concurrency=concurrency,
-                       max_retries=max_retries, progress_factory=progress_factory)
+    cache = JudgeCache(cache_path) if cache_path is not None else None
+    return JudgeEngine(InspectJudgeBackend(model), cache)

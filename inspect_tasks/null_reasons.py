@@ -35,7 +35,7 @@ from condambig.run_summary import (
     ERRORED_JUDGEMENTS_KEY,
     STDERR_SUFFIX,
     JudgeFailedError,
-    JudgeTally,
+    failed_judgements,
     run_summary,
     scored_samples,
 )
@@ -82,36 +82,30 @@ def log_summary(log: EvalLog, samples: Sequence[LoggedSample]) -> Any:
     # one reduction view (several reducers: each view holds the same samples)
     reduced_scores = reduced[0].samples if reduced else []
     scores = [(score.sample_id, score.value, score.metadata) for score in reduced_scores]
-    counted = sum(_failed_calls(score.metadata) for score in reduced_scores)
+    counted = sum(failed_judgements(score.metadata) for score in reduced_scores)
     return run_summary(benchmark, options, bool(arguments["judged"]),
                        int(arguments.get("judge_max_failed") or 0), scored_samples(scores),
                        unscored=unseen_failures(samples, counted))
 
 
-def unseen_failures(samples: Sequence[LoggedSample], counted: int) -> Any:
+def unseen_failures(samples: Sequence[LoggedSample], counted: int) -> int:
     """Failed judgements the benchmark metric was not given (from the logged samples):
     those of samples that ended in error because of the grader, which Inspect leaves out
     of the metrics under ``--no-fail-on-error`` or ``--fail-on-error N``, and those of
     epochs another ``--epochs-reducer`` dropped (it keeps one epoch's metadata);
     ``counted``: the failures the metric saw."""
 
-    errored, scored, last_error = 0, 0, None
+    errored, scored = 0, 0
     for sample in samples:
         if sample.failed:
             failed = sample.store.get(ERRORED_JUDGEMENTS_KEY)
             if isinstance(failed, int) and not isinstance(failed, bool) and failed > 0:
                 errored += failed
-                last_error = sample.error
             continue
         for name, score in sample.scores.items():
             if name.endswith(_SCORER_NAME):
-                scored += _failed_calls(score.metadata)
-    return JudgeTally(errored + max(0, scored - counted), last_error)
-
-
-def _failed_calls(metadata: dict[str, Any] | None) -> int:
-    calls = (metadata or {}).get("judge_calls") or []
-    return sum(1 for call in calls if isinstance(call, dict) and call.get("failed"))
+                scored += failed_judgements(score.metadata)
+    return errored + max(0, scored - counted)
 
 
 def withhold(results: Any, values: dict[str, float | None]) -> None:

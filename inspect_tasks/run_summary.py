@@ -5,7 +5,6 @@ withheld: what the two share, below both."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from condambig_tasks import settings
@@ -34,27 +33,21 @@ def scored_samples(
 
 
 def run_summary(benchmark: Benchmark, options: Any, judged: bool, max_failed: int,
-                samples: Sequence[ScoredSample], unscored: JudgeTally | None = None,
-                ) -> RunResult:
+                samples: Sequence[ScoredSample], unscored: int = 0) -> RunResult:
     """The corpus values of the scored samples, judged metrics withheld past
     ``max_failed`` failed judgements (failures counted from the samples' ``judge_calls``,
     plus ``unscored``: failed judgements the scores do not show, such as those of samples
     that ended in error)."""
-    failed = sum(1 for sample in samples for call in sample.details.get("judge_calls") or []
-                 if isinstance(call, dict) and call.get("failed"))
-    extra = unscored or JudgeTally()
+    failed = sum(failed_judgements(sample.details) for sample in samples)
     return BenchmarkRun(benchmark, options, judged).summarise(
-        samples, failed=failed + extra.failed, max_failed=max_failed,
+        samples, failed=failed + unscored, max_failed=max_failed,
         retry_hint=rescore_hint(benchmark.name))
 
 
-@dataclass(frozen=True)
-class JudgeTally:
-    """Failed judgements counted outside the scores a metric is given."""
-
-    failed: int = 0
-    last_error: str | None = None
-
+def failed_judgements(details: dict[str, Any] | None) -> int:
+    """How many of the judge calls in a score's details (``judge_calls``) failed."""
+    calls = (details or {}).get("judge_calls") or []
+    return sum(1 for call in calls if isinstance(call, dict) and call.get("failed"))
 
 
 def rescore_hint(benchmark_name: str) -> str:

@@ -71,7 +71,11 @@ def record_judgements() -> Iterator[list[dict[str, Any]]]:
 
 
 class JudgeEngine:
-    """Judges many requests concurrently; order of results follows order of requests."""
+    """Judges many requests concurrently; order of results follows order of requests.
+
+    ``concurrency``, ``max_retries`` and ``retry_budget_seconds`` as a
+    :class:`~condambig_metrics.judge.records.JudgeConfig` checked them (the front ends
+    read them into one)."""
 
     def __init__(
         self,
@@ -87,12 +91,6 @@ class JudgeEngine:
         progress_factory: Callable[[str, int], Any] | None = None,
         breaker_probe_seconds: float = 1.0,
     ):
-        if concurrency < 1:
-            raise ValueError(f"judge concurrency must be >= 1, got {concurrency}")
-        if max_retries < 0:
-            raise ValueError(f"judge max_retries must be >= 0, got {max_retries}")
-        if not retry_budget_seconds > 0:
-            raise ValueError(f"judge retry budget must be > 0 seconds, got {retry_budget_seconds}")
         self.backend = backend
         self.cache = cache
         self.concurrency = concurrency
@@ -353,14 +351,12 @@ class JudgeEngine:
         error = redact_secrets(error, [key if isinstance(key, str) else None])
         self._stats.failures += 1
         self._last_error = error
-        if quiet:
+        if quiet or self._stats.failures > _FAILURES_LOGGED:
             logger.debug("judge %s: judgement failed: %s", self.backend.model_name, error)
-        elif self._stats.failures <= _FAILURES_LOGGED:
+        else:
             logger.warning("judge %s: judgement failed: %s%s", self.backend.model_name, error,
                            " (further failures are logged at debug level)"
                            if self._stats.failures == _FAILURES_LOGGED else "")
-        else:
-            logger.debug("judge %s: judgement failed: %s", self.backend.model_name, error)
         return JudgeResult.failure(error)
 
 

@@ -227,18 +227,9 @@ def deepeval_weighted_score(tokens: list[TokenLogprobs], score_text: str) -> flo
     if entry is None:
         return None
     alternatives = entry.alternatives or tuple(entry.top.items())
-    mass: dict[int, float] = {}
-    for text, logprob in alternatives:
-        if logprob is None or math.isnan(logprob) or logprob < _DEEPEVAL_MIN_LOGPROB:
-            continue
-        if not text.isdecimal():
-            continue
-        value = int(text)
-        mass[value] = mass.get(value, 0.0) + math.exp(logprob)
-    total = sum(mass.values())
-    if total <= 0.0:
-        return None
-    return sum(value * probability for value, probability in mass.items()) / total
+    return _expectation((int(text), logprob) for text, logprob in alternatives
+                        if text.isdecimal() and logprob is not None
+                        and not math.isnan(logprob) and logprob >= _DEEPEVAL_MIN_LOGPROB)
 
 
 def score_of_token(token: str) -> int | None:
@@ -252,12 +243,17 @@ def score_of_token(token: str) -> int | None:
 
 def weighted_mean(top: Mapping[str, float] | None) -> float | None:
     """sum p(s)*s / sum p(s) over the integer alternatives; None when there are none."""
+    return _expectation((score_of_token(token), logprob) for token, logprob in (top or {}).items()
+                        if logprob is not None and not math.isnan(logprob))
+
+
+def _expectation(alternatives: Iterable[tuple[int | None, float]]) -> float | None:
+    """sum p*v / sum p over ``(v, log p)`` pairs (v None: not a score, left out); None
+    when no probability is left."""
     mass: dict[int, float] = {}
-    for token, logprob in (top or {}).items():
-        value = score_of_token(token)
-        if value is None or logprob is None or math.isnan(logprob):
-            continue
-        mass[value] = mass.get(value, 0.0) + math.exp(logprob)
+    for value, logprob in alternatives:
+        if value is not None:
+            mass[value] = mass.get(value, 0.0) + math.exp(logprob)
     total = sum(mass.values())
     if total <= 0.0:
         return None

@@ -160,14 +160,17 @@ def test_a_rate_limit_ends_the_start_and_halves_what_it_reached(monkeypatch) -> 
     assert in_flight == 8
 
 
-def test_the_default_concurrency_is_declared_once(monkeypatch) -> None:
+def test_the_default_concurrency_is_declared_once(monkeypatch, tmp_path) -> None:
     from condambig import judge_backend
     from condambig_tasks import settings
 
     assert DEFAULT_JUDGE_CONCURRENCY == JudgeConfig(model="m").concurrency
-    for function in (JudgeEngine.__init__, judge_backend.grader_judge_engine):
-        assert inspect.signature(function).parameters["concurrency"].default == \
-            DEFAULT_JUDGE_CONCURRENCY
+    assert inspect.signature(JudgeEngine.__init__).parameters["concurrency"].default == \
+        DEFAULT_JUDGE_CONCURRENCY
+    # the Inspect grader's engine (no grader bound: the default grader's)
+    grader_engine = judge_backend.grader_judge_engine(tmp_path / "judge.sqlite",
+                                                      default="mockllm/model")
+    assert grader_engine.concurrency == DEFAULT_JUDGE_CONCURRENCY
     monkeypatch.delenv("CONDAMBIG_JUDGE_CONCURRENCY", raising=False)
     config = settings.judge_config_from_environment({"judge_model": "m", "judge_api_key": "k"})
     assert config.concurrency == DEFAULT_JUDGE_CONCURRENCY
