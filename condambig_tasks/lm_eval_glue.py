@@ -96,7 +96,9 @@ class LmEvalTask:
 
     def __deepcopy__(self, memo: dict) -> LmEvalTask:
         # TaskConfig.to_dict deep-copies the config (dataclasses.asdict), whose hooks are
-        # this run's: a copy of the config describes the same run
+        # this run's: a copy of the config describes the same run. The copy stays bound to
+        # the task that built it (``self.task``): lm-eval 0.4.13 never deep-copies a task
+        # object, and a copy of one would report to the original's config.metadata
         return self
 
     @property
