@@ -39,7 +39,7 @@ from condambig_tasks.benchmark import (
     uses_judge,
 )
 from condambig_tasks.data import load_items, recording_sources
-from condambig_tasks.errors import CondambigError, PredictionFileError
+from condambig_tasks.errors import CondambigError, PredictionFileError, command_error
 from condambig_tasks.options import option_specs
 from condambig_tasks.progress import Progress, show_project_logs
 from condambig_tasks.provenance import (
@@ -456,8 +456,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{prefix}: {withheld}", file=sys.stderr)
                 return 2
             except (CondambigError, FileNotFoundError, ValueError) as error:
-                print(f"{prefix}: {error}", file=sys.stderr)
-                return 2
+                return command_error(prefix, error)
             json.dump(result, sys.stdout, indent=2, ensure_ascii=False, allow_nan=False)
             sys.stdout.write("\n")
             return 0

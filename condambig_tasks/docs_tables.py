@@ -35,6 +35,7 @@ from condambig_tasks.benchmark import (
     metric_spec,
     uses_judge,
 )
+from condambig_tasks.errors import command_error
 from condambig_tasks.options import option_specs
 from condambig_tasks.register import INSPECT_PREFIX, InspectTask, inspect_tasks
 from condambig_tasks.report.scales import COUNT, FRACTION, PERCENT, spec_scale
@@ -313,8 +314,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         stale = stale_documents(args.root, write=args.write)
     except DocsTablesError as error:
-        print(f"docs_tables: {error}", file=sys.stderr)
-        return 2
+        return command_error("docs_tables", error)
     if stale and not args.write:
         print(f"docs_tables: the generated tables of {', '.join(stale)} differ from the "
               f"benchmarks' specs; run `{COMMAND}`", file=sys.stderr)

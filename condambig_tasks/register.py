@@ -21,7 +21,6 @@ import argparse
 import ast
 import dataclasses
 import inspect
-import os
 import re
 import sys
 from collections import Counter
@@ -35,7 +34,7 @@ import yaml
 
 from condambig_tasks import registry, run_logs
 from condambig_tasks.benchmark import Benchmark, find_variant, headline_metric
-from condambig_tasks.errors import TRACEBACK_VARIABLE, CondambigError
+from condambig_tasks.errors import CondambigError, command_error
 
 PROG = "condambig-register"
 INSPECT_PREFIX = registry.INSPECT_PREFIX
@@ -356,10 +355,7 @@ def main(argv: list[str] | None = None) -> int:
                                 arguments.commit, arguments.logs,
                                 arguments.contributor or [owner], arguments.maintainer)
     except CondambigError as error:
-        if os.environ.get(TRACEBACK_VARIABLE, "").strip() in {"1", "true"}:
-            raise
-        print(f"{PROG}: {error}", file=sys.stderr)
-        return 2
+        return command_error(PROG, error)
     for path in written:
         print(path)
     return 0

@@ -183,3 +183,27 @@ def test_inspect_refuses_an_invalid_judge_max_failed_in_one_line(tmp_path, fixtu
             "judge_max_failed must be a whole number >= 0, got 'abc'") in tail, tail
     assert "Traceback" not in result.stderr
     assert not list((tmp_path / "logs").glob("*.eval"))
+
+
+@pytest.mark.parametrize("command", ["condambig-score", "condambig-report",
+                                     "condambig-inspect-score"])
+def test_each_project_command_ends_a_fixable_error_in_one_line_or_its_traceback(
+        command, tmp_path, monkeypatch, capsys, use_fixture_data):
+    """One line and exit 2; with ``CONDAMBIG_TRACEBACK=1`` the error itself, traceback and
+    all (docs/faults.md), as in the framework commands above."""
+    from condambig_tasks import cli, inspect_rescore
+    from condambig_tasks.report import cli as report_cli
+
+    missing = tmp_path / "missing.json"
+    run = {"condambig-score": lambda: cli.main(["ambignq", "--outputs", str(missing)]),
+           "condambig-report": lambda: report_cli.main([str(missing)]),
+           "condambig-inspect-score": lambda: inspect_rescore.main([str(missing)])}[command]
+    monkeypatch.delenv("CONDAMBIG_TRACEBACK", raising=False)
+    capsys.readouterr()
+    assert run() == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(command) and str(missing) in line
+    monkeypatch.setenv("CONDAMBIG_TRACEBACK", "1")
+    with pytest.raises((CondambigError, FileNotFoundError)) as raised:
+        run()
+    assert str(missing) in str(raised.value)

@@ -12,11 +12,10 @@ Exit code 0, or 2 with one ``condambig-report: ...`` line for input it cannot us
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
-from condambig_tasks.errors import TRACEBACK_VARIABLE, CondambigError
+from condambig_tasks.errors import CondambigError, command_error
 from condambig_tasks.report.stats import MAX_ALL_PAIRS, NEIGHBOURS, PAIRINGS
 from condambig_tasks.uncertainty import (  # noqa: F401  (the defaults, as condambig-score's)
     DEFAULT_RESAMPLES,
@@ -66,10 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _run(arguments)
     except CondambigError as error:
-        if os.environ.get(TRACEBACK_VARIABLE, "").strip() in {"1", "true"}:
-            raise
-        print(f"{PROG}: {error}", file=sys.stderr)
-        return 2
+        return command_error(PROG, error)
 
 
 def _run(arguments: argparse.Namespace) -> int:
