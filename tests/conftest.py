@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import warm_start
 from tests.support.run_folder import (
     create_run_folder,
     is_xdist_worker,
@@ -155,7 +156,7 @@ def subprocess_env(**extra: str) -> dict[str, str]:
 def run_ok(command: list[str], env: dict[str, str], cwd: Path,
            timeout: float = 600) -> subprocess.CompletedProcess:
     """A command run to completion that must exit 0 (its output's tail in the failure)."""
-    result = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True,
+    result = warm_start.run(command, env=env, cwd=cwd, capture_output=True, text=True,
                             timeout=timeout)
     assert result.returncode == 0, \
         f"{command[0]} failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"

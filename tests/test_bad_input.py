@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
+from tests.support import warm_start
 from tests.test_rescore_logs import DATE, _doc, _inspect_log, _row, _write_results
 
 DEEP = "[" * 100_000 + "]" * 100_000  # deeper than any recursion limit
@@ -25,7 +26,7 @@ HUGE = "1" * 5_000  # over Python's int-string conversion limit (4,300 digits)
 
 def _run(command: str, arguments: list[str], cwd: Path,
          data: Path = FIXTURE_DATA) -> subprocess.CompletedProcess:
-    return subprocess.run([executable(command), *arguments], capture_output=True, text=True,
+    return warm_start.run([executable(command), *arguments], capture_output=True, text=True,
                           cwd=cwd, timeout=300,
                           env=subprocess_env(CONDAMBIG_DATA_DIR=str(data)))
 
@@ -337,7 +338,6 @@ def test_an_output_with_a_lone_surrogate_is_scored_replaced_and_counted(tmp_path
     """One ``"\\ud800"`` in one output: scored with U+FFFD in its place and counted, with a
     line naming the file (it used to refuse the whole file naming none)."""
     import json
-    import subprocess
 
     from tests.conftest import FIXTURE_DATA, executable, subprocess_env
 
@@ -346,7 +346,7 @@ def test_an_output_with_a_lone_surrogate_is_scored_replaced_and_counted(tmp_path
     outputs.write_text(json.dumps([{"id": q["id"], "output": '["x\ud800"]' if i == 0 else '["y"]'}
                                    for i, q in enumerate(questions)]))
     per_sample = tmp_path / "per-sample.jsonl"
-    done = subprocess.run([executable("condambig-score"), "ambignq", "--outputs", str(outputs),
+    done = warm_start.run([executable("condambig-score"), "ambignq", "--outputs", str(outputs),
                            "--per-sample", str(per_sample)], capture_output=True, text=True,
                           env=subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA)), timeout=120)
     assert done.returncode == 0, done.stderr

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from condambig_tasks.errors import CondambigError, user_error_in
+from tests.support import warm_start
 
 SCRIPT = """
 from condambig_tasks.errors import CondambigError, install_one_line_errors
@@ -38,7 +39,7 @@ def _run_as(tmp_path, script_name: str, **env: str) -> subprocess.CompletedProce
 
     script = tmp_path / script_name
     script.write_text(SCRIPT, encoding="utf-8")
-    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+    return warm_start.run([sys.executable, str(script)], capture_output=True, text=True,
                           timeout=60, env={**os.environ, **env})
 
 
@@ -99,7 +100,7 @@ def test_importing_the_package_leaves_the_excepthook_alone():
             "install_one_line_errors()\n"
             "print(getattr(lm_eval.tasks.manager.TaskManager, '_condambig_patched', False),"
             " sys.excepthook is mine)\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+    result = warm_start.run([sys.executable, "-c", code], capture_output=True, text=True,
                             env=subprocess_env(), timeout=300, cwd="/")
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split() == ["True", "True"]  # the hook ran; the excepthook is kept
@@ -119,7 +120,7 @@ def _last_lines(result: subprocess.CompletedProcess, count: int = 3) -> str:
 def test_lm_eval_without_data_ends_with_the_project_message(tmp_path):
     from tests.conftest import executable
 
-    result = subprocess.run([executable("lm_eval"), "--model", "dummy", "--tasks", "ambignq"],
+    result = warm_start.run([executable("lm_eval"), "--model", "dummy", "--tasks", "ambignq"],
                             capture_output=True, text=True,
                             env=_cli_env(CONDAMBIG_DATA_DIR=str(tmp_path)), cwd=tmp_path,
                             timeout=600)
@@ -134,7 +135,7 @@ def test_lm_eval_without_data_ends_with_the_project_message(tmp_path):
 def test_inspect_without_agents_fails_before_generating(tmp_path, fixture_data_dir):
     from tests.conftest import executable
 
-    result = subprocess.run(
+    result = warm_start.run(
         [executable("inspect"), "eval", "condambig/hotpot_flm", "--model", "none",
          "-T", "split=test", "-T", f"answering_agent={tmp_path / 'no-such-agent'}",
          "--log-dir", str(tmp_path / "logs")],
@@ -153,7 +154,7 @@ def test_inspect_refuses_a_value_outside_the_options_type(tmp_path, fixture_data
     """``-T`` values meet the options' one validation: one line listing the allowed values."""
     from tests.conftest import executable
 
-    result = subprocess.run(
+    result = warm_start.run(
         [executable("inspect"), "eval", "condambig/abg_coqa", "--model", "none",
          "-T", "subtask=detect", "--log-dir", str(tmp_path / "logs")],
         capture_output=True, text=True, cwd=tmp_path, timeout=600,
@@ -171,7 +172,7 @@ def test_inspect_refuses_an_invalid_judge_max_failed_in_one_line(tmp_path, fixtu
     """``CONDAMBIG_JUDGE_MAX_FAILED=abc`` ended in a 137-line traceback."""
     from tests.conftest import executable
 
-    result = subprocess.run(
+    result = warm_start.run(
         [executable("inspect"), "eval", "condambig/abg_coqa", "--model", "none",
          "-T", "subtask=clarification", "--log-dir", str(tmp_path / "logs")],
         capture_output=True, text=True, cwd=tmp_path, timeout=600,

@@ -16,6 +16,7 @@ import pytest
 from condambig_tasks.inspect_samples import InspectSampleError, read_samples
 from tests.ambignq.scripted_outputs import RAW_OUTPUTS as AMBIGNQ_OUTPUTS
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
+from tests.support import warm_start
 
 MEMORY_LIMIT = 3 * 2**30  # bytes of address space the rescoring may take
 FORKED_SCORE = Path(__file__).parent / "support" / "forked_score.py"
@@ -205,7 +206,7 @@ def _lm_eval_run_with_samples(folder: Path, ids: list[str]) -> Path:
 def test_a_repeated_sample_id_is_refused_by_the_report(use_fixture_data, tmp_path):
     results = _lm_eval_run_with_samples(tmp_path / "out", ["fx-001", "fx-002", "fx-001"])
     env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA), CONDAMBIG_OFFLINE="1")
-    result = subprocess.run([executable("condambig-report"), str(results), "-o",
+    result = warm_start.run([executable("condambig-report"), str(results), "-o",
                              str(tmp_path / "r.md"), "--no-figures"], env=env, cwd=tmp_path,
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
@@ -214,7 +215,7 @@ def test_a_repeated_sample_id_is_refused_by_the_report(use_fixture_data, tmp_pat
     assert "'fx-001' appears more than once" in line
     # the same run without the repeat is reported
     _lm_eval_run_with_samples(tmp_path / "out", ["fx-001", "fx-002"])
-    assert subprocess.run([executable("condambig-report"), str(results), "-o",
+    assert warm_start.run([executable("condambig-report"), str(results), "-o",
                            str(tmp_path / "r.md"), "--no-figures"], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=600).returncode == 0
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import glob
 import re
-import subprocess
 
 import pytest
 
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
+from tests.support import warm_start
 from tests.support.run_folder import shared_model
 from tests.support.tiny_models import SHORT_CONTEXT, build_short_context_lm
 
@@ -32,7 +32,7 @@ def test_an_eval_set_whose_prompts_overflow_the_context_ends_at_once_in_one_line
                "--retry-attempts", "2", "--retry-wait", "1"]
     env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA),
                          CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"), OMP_NUM_THREADS="1")
-    completed = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True,
+    completed = warm_start.run(command, env=env, cwd=tmp_path, capture_output=True,
                                text=True, timeout=600)
     output = completed.stdout + completed.stderr
     assert completed.returncode != 0, output[-3000:]

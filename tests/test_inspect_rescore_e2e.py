@@ -19,6 +19,7 @@ import pytest
 
 from condambig_tasks.inspect_rescore import command_for_log
 from tests.conftest import FIXTURE_DATA, REPO_ROOT, executable, subprocess_env
+from tests.support import warm_start
 from tests.support.judge_server import JudgeServer
 from tests.test_rescore_logs import AMBIGNQ_REPLY
 
@@ -58,7 +59,7 @@ def _env(folder: Path, **extra: str) -> dict[str, str]:
 
 def _run(command: list[str], env: dict[str, str], cwd: Path,
          ok: bool = True) -> subprocess.CompletedProcess:
-    result = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True,
+    result = warm_start.run(command, env=env, cwd=cwd, capture_output=True, text=True,
                             timeout=600, stdin=subprocess.DEVNULL)
     if ok:
         assert result.returncode == 0, \

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import glob
 import logging
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from condambig_tasks.errors import ConfigurationError
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
+from tests.support import warm_start
 from tests.support.judge_server import JudgeServer
 
 TASKS = ["condambig/abg_coqa_detection", "condambig/conditionalqa"]
@@ -33,7 +33,7 @@ def _eval_set(tmp_path: Path, subject: JudgeServer, *task_args: str,
     command = [executable("inspect"), "eval-set", *tasks, *task_args,
                "--model", "openai-api/subject/m", "--log-dir", str(tmp_path / "logs"),
                "--limit", "2", "--display", "plain"]
-    return subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True,
+    return warm_start.run(command, env=env, cwd=tmp_path, capture_output=True, text=True,
                           timeout=600)
 
 

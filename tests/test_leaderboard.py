@@ -28,7 +28,7 @@ from condambig_tasks.provenance import (
     scoring_sha256,
 )
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
-from tests.support import lm_eval_results
+from tests.support import lm_eval_results, warm_start
 from tests.support.judge_server import JudgeServer
 
 LEAVES = {  # leaf task -> (benchmark, task options) of the condambig group
@@ -49,7 +49,7 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 def _run(command: list[str], env: dict[str, str], cwd: Path,
          ok: bool = True) -> subprocess.CompletedProcess:
-    result = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True,
+    result = warm_start.run(command, env=env, cwd=cwd, capture_output=True, text=True,
                             timeout=600)
     if ok:
         assert result.returncode == 0, \

@@ -23,6 +23,7 @@ import pytest
 
 from condambig_metrics.judge.preflight import PREFLIGHT_PROMPT
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
+from tests.support import warm_start
 from tests.support.interrupting import interrupt
 from tests.support.judge_server import JudgeServer
 from tests.test_interrupts import CONDAMBIGQA_OUTPUT, JUDGE_SCRIPT
@@ -77,7 +78,7 @@ class Runs:
             CONDAMBIG_JUDGE_CONCURRENCY=str(concurrency), OPENAI_API_KEY="subject-key")
 
     def run(self, words: list[str], cache: str) -> subprocess.CompletedProcess:
-        result = subprocess.run(words, env=self.env(cache, 16), cwd=self.folder,
+        result = warm_start.run(words, env=self.env(cache, 16), cwd=self.folder,
                                 capture_output=True, text=True, timeout=900)
         assert result.returncode == 0, result.stderr[-4000:]
         return result

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
+from tests.support import warm_start
 from tests.support.judge_server import JudgeServer
 
 pytestmark = pytest.mark.e2e
@@ -81,7 +82,7 @@ def failed_judgements(subject, tmp_path_factory):
 def _lm_eval(subject: JudgeServer, out: Path, env: dict[str, str],
              *extra: str) -> subprocess.CompletedProcess:
     subject.reset()
-    return subprocess.run(
+    return warm_start.run(
         [executable("lm_eval"), "--model", "local-chat-completions", "--apply_chat_template",
          "--model_args", f"model=subject,base_url={subject.base_url}/chat/completions,"
          "tokenizer_backend=None", "--tasks", "condambigqa", "--limit", "3",
@@ -168,7 +169,7 @@ def test_a_judge_failing_after_generation_keeps_the_run_and_says_how_to_finish(
     assignments = dict(word.split("=", 1) for word in words if re.match(r"^[A-Z_]+=", word))
     argv = [word for word in words if word.split("=", 1)[0] not in assignments]
     assert argv[0] == "condambig-score"
-    finished = subprocess.run(
+    finished = warm_start.run(
         [executable("condambig-score"), *argv[1:]], capture_output=True, text=True,
         timeout=600, cwd=tmp_path,
         env={**subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA),
@@ -255,7 +256,7 @@ def test_a_withheld_judged_metric_beside_a_judge_free_headline_is_said(subject, 
                                              "contains": "Clarification Helpfulness"}]})
     out = tmp_path / "out"
     subject.reset()
-    result = subprocess.run(
+    result = warm_start.run(
         [executable("lm_eval"), "--model", "local-chat-completions", "--apply_chat_template",
          "--model_args", f"model=subject,base_url={subject.base_url}/chat/completions,"
          "tokenizer_backend=None", "--tasks", "abg_coqa_clarification", "--limit", "2",

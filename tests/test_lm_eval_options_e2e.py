@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
+from tests.support import warm_start
 
 pytestmark = pytest.mark.e2e
 
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.e2e
 def _lm_eval(tmp_path: Path, tasks: str, metadata: dict, *extra: str):
     env = subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA),
                          CONDAMBIG_CACHE_DIR=str(tmp_path / "cache"))
-    return subprocess.run([executable("lm_eval"), "--model", "dummy", "--tasks", tasks,
+    return warm_start.run([executable("lm_eval"), "--model", "dummy", "--tasks", tasks,
                            "--metadata", json.dumps(metadata), *extra],
                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600)
 

@@ -15,13 +15,14 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
+from tests.support import warm_start
 
 pytestmark = pytest.mark.e2e
 
 
 def _lm_eval(tmp_path: Path, env: dict[str, str], tasks: str,
              *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
+    return warm_start.run(
         [executable("lm_eval"), "--model", "hf", "--model_args",
          f"pretrained={tmp_path / 'no-such-model'}", "--tasks", tasks, "--limit", "3", *extra],
         env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600)

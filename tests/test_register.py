@@ -26,6 +26,7 @@ from condambig_tasks.register import (
     task_options,
 )
 from tests.conftest import REPO_ROOT, executable, subprocess_env
+from tests.support import warm_start
 
 metadata = pytest.importorskip(
     "inspect_evals.metadata",
@@ -47,7 +48,7 @@ def command() -> list[str]:
 
 
 def run(arguments: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([*command(), *arguments], capture_output=True, text=True,
+    return warm_start.run([*command(), *arguments], capture_output=True, text=True,
                           env=subprocess_env(), cwd=cwd, timeout=300)
 
 

@@ -12,7 +12,6 @@ out by behaviour (what a TaskManager indexes), so lm-eval is simulated here by s
 from __future__ import annotations
 
 import importlib.util
-import subprocess
 import textwrap
 from pathlib import Path
 
@@ -21,6 +20,7 @@ import pytest
 from condambig_tasks import _lm_eval_hook as hook
 from condambig_tasks.lm_eval_tasks import task_folder
 from tests.conftest import executable, subprocess_env
+from tests.support import warm_start
 from tests.test_contract import LM_EVAL_TASKS, read_task_yaml
 
 # A TaskManager shaped like lm-eval 0.4.13's, indexing its include paths into
@@ -175,7 +175,7 @@ def test_lm_eval_validate_finds_every_task_and_group():
     assert {"condambig", "condambigqa", "condambigqa_paper", "hotpot_flm", "conditionalqa",
             "ambignq", "abg_coqa", "abg_coqa_detection"} <= set(names)
     missing = "condambig_no_such_task"
-    result = subprocess.run(
+    result = warm_start.run(
         [executable("lm-eval"), "validate", "--tasks", ",".join([*names, missing])],
         capture_output=True, text=True, env=subprocess_env(), timeout=600, cwd="/")
     output = result.stdout + result.stderr

@@ -48,6 +48,7 @@ from condambig_tasks.run_logs import (
     variant_for,
 )
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
+from tests.support import warm_start
 
 TASKS = ["ambignq", "abg_coqa_detection"]
 # numbers the copied "second model" files carry instead of the real run's (exact in 4 decimals)
@@ -207,7 +208,7 @@ def test_report_from_real_lm_eval_and_inspect_runs(real_runs, tmp_path):
                *map(str, real_runs["inspect"]), str(tmp_path / "copies"), "-o", str(report)]
     for flag in PAPER_MODEL_FLAGS:
         command += ["--paper-model", flag]
-    result = subprocess.run(command, env=subprocess_env(), capture_output=True, text=True,
+    result = warm_start.run(command, env=subprocess_env(), capture_output=True, text=True,
                             timeout=300)
     assert result.returncode == 0, result.stderr
     markdown = report.read_text()
@@ -331,7 +332,7 @@ def test_paired_comparison_and_stderr_of_real_runs(real_runs, tmp_path):
     [inspect_log] = [p for p in real_runs["inspect"] if "ambignq" in p.name]
     paths = [real_runs["lm_eval"][0], real_runs["lm_eval_4"][0], inspect_log]
     report = tmp_path / "report.md"
-    result = subprocess.run([executable("condambig-report"), *map(str, paths), "-o", str(report),
+    result = warm_start.run([executable("condambig-report"), *map(str, paths), "-o", str(report),
                              "--no-figures", "--bootstrap-resamples", "200", "--seed", "7",
                              "--pairs", "all"],
                             env=subprocess_env(), capture_output=True, text=True, timeout=300)
@@ -413,7 +414,7 @@ def test_a_path_of_the_wrong_kind_is_one_error_line(tmp_path):
     other.write_text(json.dumps({"hello": "world"}))
     for path, expected in ((other, "not an lm-eval results file"),
                            (tmp_path / "missing", "no such file or folder")):
-        result = subprocess.run([executable("condambig-report"), str(path), "-o",
+        result = warm_start.run([executable("condambig-report"), str(path), "-o",
                                  str(tmp_path / "r.md")], env=subprocess_env(),
                                 capture_output=True, text=True, timeout=120)
         assert result.returncode == 2

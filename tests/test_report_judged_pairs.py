@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
+from tests.support import warm_start
 from tests.support.judge_server import JudgeServer
 from tests.test_report import section_tables
 
@@ -38,7 +38,7 @@ LIMIT = 3
 
 
 def _report(inputs: list[Path], output: Path) -> tuple[str, str]:
-    done = subprocess.run([executable("condambig-report"), *map(str, inputs), "-o", str(output),
+    done = warm_start.run([executable("condambig-report"), *map(str, inputs), "-o", str(output),
                            "--no-figures", "--bootstrap-resamples", "200"],
                           capture_output=True, text=True, timeout=600,
                           env=subprocess_env(CONDAMBIG_DATA_DIR=str(FIXTURE_DATA)))
@@ -56,7 +56,7 @@ def test_judged_lm_eval_runs_are_paired_after_the_printed_rescoring(tmp_path):
         for name, reply in REPLIES.items():
             with JudgeServer({"default": {"reply": json.dumps(reply)}}) as subject:
                 out = tmp_path / name
-                done = subprocess.run(
+                done = warm_start.run(
                     [executable("lm_eval"), "--model", "local-chat-completions",
                      "--apply_chat_template", "--model_args",
                      f"model={name},base_url={subject.base_url}/chat/completions,"
@@ -78,7 +78,7 @@ def test_judged_lm_eval_runs_are_paired_after_the_printed_rescoring(tmp_path):
         requests = judge.stats()["requests"]
         for [command] in commands:
             words = shlex.split(command)
-            done = subprocess.run([executable("condambig-score"), *words[1:]], env=env,
+            done = warm_start.run([executable("condambig-score"), *words[1:]], env=env,
                                   cwd=tmp_path, capture_output=True, text=True, timeout=600)
             assert done.returncode == 0, done.stderr[-3000:]
         # the judge's cache answered every judgement the runs had made

@@ -24,6 +24,7 @@ from condambig_tasks.cli import main
 from condambig_tasks.provenance import outputs_sha256
 from tests.ambignq.scripted_outputs import RAW_OUTPUTS as AMBIGNQ_OUTPUTS
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
+from tests.support import warm_start
 from tests.support.judge_server import JudgeServer
 
 DATE = "2026-01-02T03-04-05.678901"
@@ -313,7 +314,7 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def _run(command: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
-    result = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
+    result = warm_start.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, \
         f"{command[0]} failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
     return result

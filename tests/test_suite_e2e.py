@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import glob
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import FIXTURE_DATA, REPO_ROOT, executable, subprocess_env
+from tests.support import warm_start
 
 pytestmark = pytest.mark.e2e
 
@@ -30,7 +30,7 @@ def suite_env(tmp_path_factory, tiny_t5) -> dict[str, str]:
 
 
 def _run(command: list[str], env: dict[str, str], cwd: Path) -> None:
-    result = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True,
+    result = warm_start.run(command, env=env, cwd=cwd, capture_output=True, text=True,
                             timeout=900)
     assert result.returncode == 0, f"{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
 

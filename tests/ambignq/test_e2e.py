@@ -25,7 +25,7 @@ from tests.abg_coqa.scripted_outputs import EXPECTED, EXPECTED_JUDGE, judge_rule
 from tests.abg_coqa.scripted_outputs import RAW_OUTPUTS as ABG_OUTPUTS
 from tests.ambignq.scripted_outputs import RAW_OUTPUTS as AMBIGNQ_OUTPUTS
 from tests.conftest import FIXTURE_DATA, executable, run_ok, subprocess_env
-from tests.support import lm_eval_results
+from tests.support import lm_eval_results, warm_start
 from tests.support.headline import assert_headline_first
 from tests.support.judge_server import JudgeServer
 from tests.support.score_in_process import ScoreCli, score_cli_fixture
@@ -85,7 +85,7 @@ def _lm_eval(arguments: list[str], out: Path, env: dict[str, str],
     command = [executable("lm_eval"), *arguments, "--tasks", "ambignq,abg_coqa",
                "--output_path", str(out), "--log_samples"]
     env = {key: value for key, value in env.items() if key != "PYTHONUNBUFFERED"}
-    run = subprocess.run(command, env=env, cwd=out.parent, stdout=subprocess.PIPE,
+    run = warm_start.run(command, env=env, cwd=out.parent, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True, timeout=600)
     assert run.returncode == 0, f"lm_eval failed:\n{run.stdout[-8000:]}"
     results = json.loads(Path(glob.glob(f"{out}/**/results_*.json", recursive=True)[0]).read_text())

@@ -13,12 +13,12 @@ from __future__ import annotations
 import glob
 import json
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import FIXTURE_DATA, executable, run_ok, subprocess_env
+from tests.support import warm_start
 from tests.support.headline import assert_headline_first
 from tests.support.judge_server import JudgeServer
 from tests.support.score_in_process import ScoreCli, score_cli_fixture
@@ -246,7 +246,7 @@ def test_inspect_without_a_reachable_grader_fails_before_generation(tmp_path):
         command = [executable("inspect"), "eval", "condambig/condambigqa", "--model",
                    "openai-api/subject/m", "--limit", "2", "--log-dir", str(tmp_path / "logs"),
                    "--display", "plain"]
-        failed = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True,
+        failed = warm_start.run(command, env=env, cwd=tmp_path, capture_output=True,
                                 text=True, timeout=600)
         assert failed.returncode != 0
         lines = [line for line in failed.stderr.splitlines() if line.startswith("condambig:")]

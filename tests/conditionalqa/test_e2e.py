@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import glob
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.conditionalqa.test_score_cli import RAW_OUTPUTS
 from tests.conftest import FIXTURE_DATA, executable, run_ok, subprocess_env
+from tests.support import warm_start
 from tests.support.headline import assert_headline_first
 from tests.support.judge_server import JudgeServer
 from tests.support.score_in_process import ScoreCli, score_cli_fixture
@@ -74,7 +74,7 @@ def _lm_eval(arguments: list[str], out: Path, env: dict[str, str]) -> tuple[dict
 def _inspect(arguments: list[str], log_dir: Path, env: dict[str, str]) -> tuple[dict[str, float], dict]:
     command = [executable("inspect"), "eval", "condambig/conditionalqa", *arguments, "--log-dir",
                str(log_dir), "--log-format", "json", "--display", "plain"]
-    result = subprocess.run(command, env=env, cwd=log_dir.parent, capture_output=True, text=True, timeout=600)
+    result = warm_start.run(command, env=env, cwd=log_dir.parent, capture_output=True, text=True, timeout=600)
     logs = glob.glob(f"{log_dir}/*.json")
     if result.returncode != 0:  # say why: the log holds the error when the run got that far
         error = json.loads(Path(logs[0]).read_text()).get("error") if logs else None

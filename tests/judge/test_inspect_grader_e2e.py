@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support import warm_start
 
 REPO = Path(__file__).resolve().parents[2]
 TASK = "tests/judge/grader_probe_task.py"  # relative: Inspect globs task paths from the cwd
@@ -27,7 +28,7 @@ def run_inspect(server_url: str, tmp_path: Path, grader: bool) -> dict:
                "--log-format", "json", "--display", "none", "--max-retries", "2"]
     if grader:
         command += ["--model-role", "grader=openai-api/loopback/judge"]
-    completed = subprocess.run(command, cwd=REPO, env=environment, capture_output=True,
+    completed = warm_start.run(command, cwd=REPO, env=environment, capture_output=True,
                                text=True, timeout=300)
     assert completed.returncode == 0, completed.stderr[-3000:]
     [log_file] = sorted((tmp_path / "logs").glob("*.json"))

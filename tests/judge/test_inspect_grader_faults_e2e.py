@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
+from tests.support import warm_start
 from tests.support.connections import count_connections, counting_environment
 from tests.support.judge_server import JudgeServer
 
@@ -47,7 +48,7 @@ def run_inspect(tmp_path: Path, subject: JudgeServer, grader_url: str, *task_arg
     command = [executable("inspect"), "eval", "condambig/condambigqa",
                "--model", "openai-api/subject/m", "--model-role", "grader=openai-api/grader/j",
                "--log-dir", str(tmp_path / "logs"), "--display", "plain", *task_args]
-    completed = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True,
+    completed = warm_start.run(command, env=env, cwd=tmp_path, capture_output=True, text=True,
                                timeout=600)
     return completed, 0 if attempts is None else attempts()
 

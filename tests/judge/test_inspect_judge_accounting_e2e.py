@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURE_DATA, executable, subprocess_env
+from tests.support import warm_start
 from tests.support.judge_server import JudgeServer
 
 pytestmark = pytest.mark.e2e
@@ -41,7 +42,7 @@ def run_inspect(tmp_path: Path, subject: JudgeServer, grader: JudgeServer, *args
     command = [executable("inspect"), "eval", "condambig/condambigqa",
                "--model", "openai-api/subject/m", "--model-role", "grader=openai-api/grader/j",
                "--log-dir", str(tmp_path / "logs"), "--display", "plain", *args]
-    return subprocess.run(command, env=environment, cwd=tmp_path, capture_output=True,
+    return warm_start.run(command, env=environment, cwd=tmp_path, capture_output=True,
                           text=True, timeout=300)
 
 

@@ -29,6 +29,7 @@ from tests.judge.test_inspect_grader_faults_e2e import (
     only_log,
     run_inspect,
 )
+from tests.support import warm_start
 from tests.support.copied_data import copied_condambigqa_data
 from tests.support.judge_server import JudgeServer, judge_server_process
 
@@ -130,7 +131,7 @@ def test_an_eval_set_retries_a_task_whose_grader_went_away_without_generating_ag
                    "--log-dir", str(tmp_path / "logs"), "--display", "plain",
                    "--max-samples", "1", "--retry-attempts", str(retries),
                    "--retry-wait", "1"]
-        completed = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True,
+        completed = warm_start.run(command, env=env, cwd=tmp_path, capture_output=True,
                                    text=True, timeout=600)
     output = completed.stdout + completed.stderr
     assert completed.returncode != 0, output[-4000:]

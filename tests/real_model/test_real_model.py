@@ -29,7 +29,7 @@ import pytest
 
 from condambig_tasks import registry
 from tests.conftest import FIXTURE_DATA, subprocess_env
-from tests.support import real_model
+from tests.support import real_model, warm_start
 from tests.support.real_model import ROUTES, ServedModel, TaskRun
 
 pytestmark = [pytest.mark.e2e, pytest.mark.realmodel]
@@ -61,7 +61,7 @@ def _env(agent: Path, **extra: str) -> dict[str, str]:
 
 
 def _run(command: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
-    result = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True,
+    result = warm_start.run(command, env=env, cwd=cwd, capture_output=True, text=True,
                             timeout=1800)
     assert result.returncode == 0, \
         f"{' '.join(command[:3])} failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
@@ -101,12 +101,12 @@ def _judged(folder: Path, tmp: Path, env: dict[str, str], served: ServedModel) -
     """lm-eval and Inspect runs of the judged tasks with the served model as the judge (the
     `grader` role in Inspect): a real server whose replies the tests do not script."""
     judge_env = {**env, **served.judge_environment(), "CONDAMBIG_CACHE_DIR": str(tmp / "cache")}
-    lm_eval = subprocess.run(
+    lm_eval = warm_start.run(
         real_model.lm_eval_command(LOCAL_ROUTES[0], folder, list(JUDGED), tmp / "judged_lm_eval",
                                    limit=JUDGED_LIMIT, batch_size=BATCH_SIZE, max_gen_toks=MAX_TOKENS),
         env=judge_env, cwd=tmp, capture_output=True, text=True, timeout=1800)
     grader = f"openai-api/{real_model.INSPECT_SERVICE}/{real_model.SERVED_NAME}"
-    inspect = subprocess.run(
+    inspect = warm_start.run(
         real_model.inspect_command(LOCAL_ROUTES[1], folder, [f"condambig/{task}" for task in JUDGED],
                                    tmp / "judged_inspect", limit=JUDGED_LIMIT, batch_size=BATCH_SIZE,
                                    max_tokens=MAX_TOKENS, grader=grader),
