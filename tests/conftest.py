@@ -33,6 +33,9 @@ def pytest_configure(config) -> None:
     if not is_xdist_worker(config):
         config._condambig_run_folder = create_run_folder()
         os.environ["HF_HOME"] = str(config._condambig_run_folder / "huggingface")
+        # torch writes its default here on first use in a process, so the test process's
+        # environment would differ from the warm interpreter's (tests/support/warm_start.py)
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(config._condambig_run_folder / "torch")
     if not os.environ.get("CONDAMBIG_CACHE_DIR") or os.environ.get(_OWN_CACHE_VARIABLE):
         os.environ["CONDAMBIG_CACHE_DIR"] = str(worker_cache_dir(config))
         os.environ[_OWN_CACHE_VARIABLE] = "1"

@@ -33,7 +33,7 @@ MODULES = ("inspect_ai", "lm_eval")
 WARM_IMPORTS = ("inspect_ai._cli.main", "inspect_ai.model._providers.hf",
                 "inspect_ai.model._providers.openai_compatible", "lm_eval.__main__",
                 "lm_eval.models.huggingface", "lm_eval.models.openai_completions",
-                "datasets", "nltk")
+                "datasets")
 PROJECT_PACKAGES = ("condambig", "inspect_tasks", "metrics")
 
 
