@@ -46,14 +46,17 @@ def test_a_variable_the_frameworks_read_on_import_sends_the_command_cold(tmp_pat
     monkeypatch.setenv(warm_start.LOG_VARIABLE, str(log))
     command = [executable("lm_eval"), "--help"]
     # transformers reads TRANSFORMERS_VERBOSITY when imported, and the warm interpreter
-    # imported it already; CONDAMBIG_DATA_DIR is read when a task loads
+    # imported it already; CONDAMBIG_DATA_DIR is read when a task loads; a thread count
+    # has a warm interpreter of its own
     for env, cold_because in ((subprocess_env(CONDAMBIG_DATA_DIR=str(tmp_path)), []),
+                              (subprocess_env(OMP_NUM_THREADS="1"), []),
                               (subprocess_env(TRANSFORMERS_VERBOSITY="debug"),
                                ["TRANSFORMERS_VERBOSITY"]),
                               (subprocess_env(PYTHONWARNINGS="ignore"), ["PYTHONWARNINGS"])):
         result = warm_start.run(command, env=env, capture_output=True, text=True, timeout=600)
         assert result.returncode == 0, result.stderr[-2000:]
         assert _last_start(log)["cold_because"] == cold_because
+        assert (_last_start(log)["cpu_seconds"] is None) == bool(cold_because)
 
 
 def test_a_timeout_kills_the_warm_command(tmp_path):

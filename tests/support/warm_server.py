@@ -1,18 +1,18 @@
 """Test runs only: a warm interpreter that forks each ``inspect`` / ``lm_eval`` command.
 
-Run as a script by ``tests/support/warm_start.py``, never imported. It imports the frameworks
-once (Inspect's CLI, lm-eval's CLI and ``hf`` models, torch, transformers: 10-15 s of CPU that
-every ``inspect eval`` / ``lm_eval`` command of the end-to-end tests paid again), then waits on
-a Unix socket. For each request it forks a *waiter*, which forks the *command*: a new session
+Run as a script by ``tests/support/warm_start.py`` (which imports only its constants). It
+imports the frameworks once (Inspect's CLI, lm-eval's CLI and ``hf`` models, torch,
+transformers: 10-15 s of CPU that every ``inspect eval`` / ``lm_eval`` command of the
+end-to-end tests paid again), then waits on a Unix socket. For each request it forks a *waiter*, which forks the *command*: a new session
 with the request's stdin/stdout/stderr descriptors, working folder, environment and argv,
 that runs the framework's console entry point at this script's top level and ends as that
 command would (its exit code, its atexit handlers, its threads joined). The waiter sends the
 command's pid and then its exit code (negative for a signal, as ``subprocess`` says it).
 
 What differs from a fresh process is only which modules are already imported. The client
-sends a command here only when every environment variable a module may read at import time
-is the same as this server's (``warm_start.IMPORT_TIME_SAFE``); otherwise it runs the command
-as a plain subprocess.
+sends a command here only when every environment variable read during the warm-up (this
+server prints them, with their values, when it is ready) has the same value in the command's
+environment; otherwise it runs the command as a plain subprocess.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ import sys
 # Entry points by the name the tests call them (console scripts, or ``python -m``).
 SCRIPTS = {"inspect": "inspect_ai._cli.main:main", "lm_eval": "lm_eval.__main__:cli_evaluate",
            "lm-eval": "lm_eval.__main__:cli_evaluate"}
-MODULES = ("inspect_ai", "lm_eval")
 # Not lm_eval.evaluator: it imports lm_eval.tasks, which this project's start-up hook patches
 # on import, and the patch does per-command work (see _check_warm_up).
 WARM_IMPORTS = ("inspect_ai._cli.main", "inspect_ai.model._providers.hf",

@@ -10,7 +10,8 @@ streams, running the framework's own entry point, and it ends as that command en
 A command runs as a plain subprocess instead when any environment variable the frameworks
 read while being imported differs from the warm interpreter's (the server records which they
 read), when a variable ``PYTHON*`` differs, or when ``CONDAMBIG_TEST_COLD=1`` asks for every
-command to start cold. Signal tests start their commands themselves (``interrupting.py``).
+command to start cold. Native thread counts (``OMP_NUM_THREADS``...) get a warm interpreter
+of their own. Signal tests start their commands themselves (``interrupting.py``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
+
+from tests.support.warm_server import NATIVE_VARIABLES
 
 _SERVER = Path(__file__).resolve().with_name("warm_server.py")
 _BIN = Path(sys.executable).parent
@@ -65,8 +68,24 @@ class _Server:
         os.rmdir(self.folder)
 
 
-_server: _Server | None = None
+_servers: dict[tuple, _Server] = {}  # by the native thread counts they were started with
 _server_lock = threading.Lock()  # tests that run commands from several threads start one
+
+
+def _server_for(env: dict[str, str]) -> _Server:
+    """The warm interpreter of ``env``'s native thread counts, started on first use.
+
+    torch sizes its thread pool while it is imported, so a command with
+    ``OMP_NUM_THREADS=1`` (the real-model tier's) needs an interpreter started with it.
+    """
+    from tests.conftest import subprocess_env
+
+    threads = tuple((name, env.get(name)) for name in NATIVE_VARIABLES)
+    with _server_lock:
+        if threads not in _servers:
+            base = {k: v for k, v in subprocess_env().items() if k not in NATIVE_VARIABLES}
+            _servers[threads] = _Server({**base, **{k: v for k, v in threads if v is not None}})
+        return _servers[threads]
 _last_pid: int | None = None
 
 
@@ -92,21 +111,16 @@ def run(command: list[str], *, env: dict[str, str] | None = None, cwd=None,
         text: bool = False, timeout: float | None = None,
         check: bool = False) -> subprocess.CompletedProcess:
     """``subprocess.run`` with these arguments; framework commands start warm (see above)."""
-    global _server
     command = [str(part) for part in command]
     env = dict(os.environ if env is None else env)
     request = _request(command)
     if request is not None and os.environ.get(COLD_VARIABLE) != "1":
-        with _server_lock:
-            if _server is None:
-                from tests.conftest import subprocess_env
-
-                _server = _Server(subprocess_env())
-        differing = _server.differing(env)
+        server = _server_for(env)
+        differing = server.differing(env)
         if differing:
             _note(command, differing)
         else:
-            return _run_warm(_server, request, command, env, cwd, capture_output, stdin,
+            return _run_warm(server, request, command, env, cwd, capture_output, stdin,
                              stdout, stderr, input, text, timeout, check)
     return subprocess.run(command, env=env, cwd=cwd, capture_output=capture_output,
                           stdin=stdin, stdout=stdout, stderr=stderr, input=input, text=text,
