@@ -136,7 +136,7 @@ def _note(command: list[str], differing: list[str], cpu: float | None = None) ->
 
 def _stream(choice, default_fd: int):
     """(descriptor for the command, file the caller reads afterwards or None)."""
-    if choice in (subprocess.PIPE, True):
+    if isinstance(choice, int) and choice == subprocess.PIPE:
         handle = tempfile.TemporaryFile()
         return handle.fileno(), handle
     if choice is subprocess.DEVNULL:
