@@ -29,8 +29,10 @@ import sys
 import tokenize
 from pathlib import Path
 
+from condambig_tasks import registry
+
 REPO = Path(__file__).resolve().parents[1]
-BENCHMARKS = ("abg_coqa", "ambignq", "condambigqa", "conditionalqa", "hotpot_flm")
+BENCHMARKS = tuple(registry.BENCHMARKS)  # the built-in benchmarks, by their folder names
 SOURCES = ("condambig_tasks", "inspect_tasks", "metrics")
 
 

@@ -1,7 +1,7 @@
 """Test runs only: a warm interpreter that forks each ``inspect`` / ``lm_eval`` command.
 
-Run as a script by ``tests/support/warm_start.py`` (which imports only its constants). It
-imports the frameworks once (Inspect's CLI, lm-eval's CLI and ``hf`` models, torch,
+Run as a script by ``tests/support/warm_start.py`` (which imports only its constants and
+:func:`console_scripts`). It imports the frameworks once (Inspect's CLI, lm-eval's CLI and ``hf`` models, torch,
 transformers: 10-15 s of CPU that every ``inspect eval`` / ``lm_eval`` command of the
 end-to-end tests paid again), then waits on a Unix socket. For each request it forks a *waiter*, which forks the *command*: a new session
 with the request's stdin/stdout/stderr descriptors, working folder, environment and argv,
@@ -24,9 +24,19 @@ import signal
 import socket
 import sys
 
-# Entry points by the name the tests call them (console scripts, or ``python -m``).
-SCRIPTS = {"inspect": "inspect_ai._cli.main:main", "lm_eval": "lm_eval.__main__:cli_evaluate",
-           "lm-eval": "lm_eval.__main__:cli_evaluate"}
+# The frameworks whose commands start warm: ``python -m <package>``, or a console script of
+# theirs (``inspect``, ``lm_eval``, ``lm-eval``: read from their own entry points).
+FRAMEWORKS = ("inspect_ai", "lm_eval")
+
+
+def console_scripts() -> dict[str, str]:
+    """The frameworks' console scripts: name -> ``module:function``."""
+    from importlib.metadata import entry_points
+
+    return {point.name: point.value for point in entry_points(group="console_scripts")
+            if point.module.split(".")[0] in FRAMEWORKS}
+
+
 # Not lm_eval.evaluator: it imports lm_eval.tasks, which this project's start-up hook patches
 # on import, and the patch does per-command work (see _check_warm_up).
 WARM_IMPORTS = ("inspect_ai._cli.main", "inspect_ai.model._providers.hf",
@@ -182,7 +192,7 @@ def _command(request: dict) -> None:
         return
     sys.path[0] = os.path.dirname(argv[0])  # what a console script puts first
     sys.argv = list(argv)
-    module, _, function = SCRIPTS[os.path.basename(argv[0])].partition(":")
+    module, _, function = console_scripts()[os.path.basename(argv[0])].partition(":")
     sys.exit(getattr(importlib.import_module(module), function)())
 
 

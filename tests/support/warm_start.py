@@ -17,6 +17,7 @@ of their own. Signal tests start their commands themselves (``interrupting.py``)
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import socket
@@ -26,12 +27,11 @@ import tempfile
 import threading
 from pathlib import Path
 
-from tests.support.warm_server import NATIVE_VARIABLES
+from tests.support.warm_server import FRAMEWORKS, NATIVE_VARIABLES, console_scripts
 
 _SERVER = Path(__file__).resolve().with_name("warm_server.py")
 _BIN = Path(sys.executable).parent
-_SCRIPTS = ("inspect", "lm_eval", "lm-eval")
-_MODULES = ("inspect_ai", "lm_eval")
+_SCRIPTS = frozenset(console_scripts())
 COLD_VARIABLE = "CONDAMBIG_TEST_COLD"
 LOG_VARIABLE = "CONDAMBIG_TEST_WARM_LOG"  # a file: one line per framework command, warm or why not
 
@@ -60,11 +60,8 @@ class _Server:
     def stop(self) -> None:
         self.process.stdin.close()  # the server's signal to stop
         self.process.wait()
-        for name in ("socket",):
-            try:
-                os.unlink(os.path.join(self.folder, name))
-            except FileNotFoundError:
-                pass
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)
         os.rmdir(self.folder)
 
 
@@ -97,7 +94,7 @@ def last_pid() -> int | None:
 def _request(command: list[str]) -> dict | None:
     """What the server needs to run ``command``, or None when it is not a framework command."""
     if len(command) >= 3 and command[0] == sys.executable and command[1] == "-m" \
-            and command[2] in _MODULES:
+            and command[2] in FRAMEWORKS:
         return {"module": command[2], "argv": list(command)}
     head = Path(command[0]) if command else None
     if head is not None and head.name in _SCRIPTS and (head.parent == _BIN or str(head) == head.name):
@@ -193,7 +190,10 @@ def _run_warm(server: _Server, request: dict, command, env, cwd, capture_output,
 
 def _outputs(out_file, err_file, text: bool):
     def read(handle):
-        if handle is None or handle.name == os.devnull:
+        if handle is None:
+            return None
+        if handle.name == os.devnull:
+            handle.close()
             return None
         handle.seek(0)
         data = handle.read()
