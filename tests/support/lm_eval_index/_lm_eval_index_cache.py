@@ -44,18 +44,30 @@ def _store(path: str, index) -> None:
     os.replace(staging, path)  # atomic: a reader sees no file or a whole one
 
 
-def _builtin_index(root, build, path: str):
+def _stored(path: str):
     try:
         return _load(path)
-    except FileNotFoundError:
-        pass
-    except Exception:  # a damaged file: index as lm-eval does, and store it again
-        pass
-    index = build([root], resolve_includes=True)
-    try:
-        _store(path, index)
-    except Exception:
-        pass
+    except Exception:  # none yet, or a damaged file: index as lm-eval does, store it again
+        return None
+
+
+def _builtin_index(root, build, path: str):
+    index = _stored(path)
+    if index is not None:
+        return index
+    # one command builds it while the others of the run wait (each would spend ~17
+    # CPU-seconds building the same index on a machine the suite already keeps busy)
+    import fcntl
+
+    with open(f"{path}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        index = _stored(path)
+        if index is None:
+            index = build([root], resolve_includes=True)
+            try:
+                _store(path, index)
+            except Exception:
+                pass
     return index
 
 
