@@ -3,10 +3,11 @@
 Run as a script by ``tests/support/warm_start.py`` (which imports only its constants and
 :func:`console_scripts`). It imports the frameworks once (Inspect's CLI, lm-eval's CLI and
 ``hf`` models, torch, transformers: 10-15 s of CPU that every ``inspect eval`` / ``lm_eval``
-command of the end-to-end tests paid again), then waits on a Unix socket. For each request it forks a *waiter*, which forks the *command*: a new session
-with the request's stdin/stdout/stderr descriptors, working folder, environment and argv,
-that runs the framework's console entry point at this script's top level and ends as that
-command would (its exit code, its atexit handlers, its threads joined). The waiter sends the
+command of the end-to-end tests paid again), then waits on a Unix socket. For each request
+it forks a *waiter*, which forks the *command*: a new session with the request's
+stdin/stdout/stderr descriptors, working folder, environment and argv, that runs the
+framework's console entry point at this script's top level and ends as that command would
+(its exit code, its atexit handlers, its threads joined). The waiter sends the
 command's pid and then its exit code (negative for a signal, as ``subprocess`` says it).
 
 What differs from a fresh process is only which modules are already imported. The client

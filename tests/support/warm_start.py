@@ -83,6 +83,8 @@ def _server_for(env: dict[str, str]) -> _Server:
             base = {k: v for k, v in subprocess_env().items() if k not in NATIVE_VARIABLES}
             _servers[threads] = _Server({**base, **{k: v for k, v in threads if v is not None}})
         return _servers[threads]
+
+
 _last_pid: int | None = None
 
 
