@@ -25,7 +25,6 @@ its options and judge once, and ``process_results`` and the aggregation score wi
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import math
@@ -78,7 +77,6 @@ from condambig_tasks.uncertainty import (
 
 logger = logging.getLogger("condambig")
 
-TASK_OPTIONS_KEY = lm_eval_configs.TASK_OPTIONS_KEY
 AGGREGATION_PREFIX = "agg_"
 
 
@@ -122,7 +120,7 @@ class LmEvalTask:
 
         show_project_logs()
         benchmark = self.benchmark
-        fixed = metadata.pop(TASK_OPTIONS_KEY, None) or {}
+        fixed = metadata.pop(lm_eval_configs.TASK_OPTIONS_KEY, None) or {}
         resolved = resolve_lm_eval_options(benchmark, metadata, fixed)
         self.run, self.judge = BenchmarkRun.with_options(benchmark, resolved.options,
                                                          EnvironmentJudge(resolved.judge))
@@ -228,11 +226,10 @@ class LmEvalTask:
         engine = None
         if judge is not None:
             from condambig_metrics.judge import openai_judge_engine
-            from condambig_tasks.lm_eval_preflight import LM_EVAL_SETTINGS
 
             # a judge error names the settings as lm-eval users give them (--metadata too)
             engine = openai_judge_engine(judge, progress_factory=Progress,
-                                         names=LM_EVAL_SETTINGS)
+                                         names=lm_eval_preflight.LM_EVAL_SETTINGS)
         with interrupts.sigterm_as_sigint():  # stopped as by Ctrl-C: lm_eval_interrupt
             samples = run_blocking(run.score(batch, Runtime(judge=engine)))
         if engine is None:
@@ -292,8 +289,8 @@ class LmEvalTask:
         provenance = None if metadata is None else metadata.get("provenance")
         if metadata is not None and result.reasons:
             metadata["null_reasons"] = dict(result.reasons)
-        if isinstance(provenance, dict) and scored.outputs_sha256 is not None:
-            provenance["outputs_sha256"] = scored.outputs_sha256
+        if isinstance(provenance, dict) and scored.outputs is not None:
+            provenance["outputs_sha256"] = outputs_sha256(scored.outputs)
             record_scoring_sha256(provenance)
         if result.judge_failed and lm_eval_command.running_lm_eval_command():
             exit_status.fail_at_exit()
@@ -365,11 +362,6 @@ class ScoredRun:
                 self.run.benchmark, self.samples, self.run.options, self.run.judged,
                 resamples=resamples, seed=DEFAULT_SEED)
         return self._estimates[resamples]
-
-    @functools.cached_property
-    def outputs_sha256(self) -> str | None:
-        """:func:`condambig_tasks.provenance.outputs_sha256` of the outputs scored."""
-        return None if self.outputs is None else outputs_sha256(self.outputs)
 
 
 def _retry_hint(benchmark: Benchmark, task_name: str, judge: Any,

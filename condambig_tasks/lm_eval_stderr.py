@@ -79,12 +79,8 @@ def with_task_standard_errors(original: Callable[..., tuple[dict[str, Any], int]
     return compute
 
 
-_WARNED: list[bool] = []
-
-
+@functools.cache  # said once per process: every task built tries to install
 def _not_installed(why: str) -> bool:
-    if not _WARNED:
-        _WARNED.append(True)
-        logger.warning("condambig: the tasks' standard errors stay N/A in lm-eval's results: "
-                       "%s", why)
+    logger.warning("condambig: the tasks' standard errors stay N/A in lm-eval's results: %s",
+                   why)
     return False
