@@ -148,27 +148,18 @@ def _patch_evaluator_config(module) -> None:
 _PATCHES = {_TARGET: _patch_task_manager, _CONFIG_TARGET: _patch_evaluator_config}
 
 
-class _PatchingLoader:
-    """Runs the module's own loader, then patches ``TaskManager`` (PEP 451 loader: only
-    ``create_module`` and ``exec_module`` are required; everything else is the wrapped
-    loader's, e.g. ``get_source`` for tracebacks)."""
+def _then_patch(exec_module, patch):
+    """The module's own loader's ``exec_module`` (PEP 451), then ``patch`` on the module it
+    ran; the loader stays the module's own (``get_source`` for tracebacks and the rest)."""
 
-    def __init__(self, wrapped, patch=_patch_task_manager) -> None:
-        self._wrapped = wrapped
-        self._patch = patch
-
-    def __getattr__(self, name):
-        return getattr(self._wrapped, name)
-
-    def create_module(self, spec):
-        return self._wrapped.create_module(spec)
-
-    def exec_module(self, module) -> None:
-        self._wrapped.exec_module(module)
+    def exec_then_patch(module) -> None:
+        exec_module(module)
         try:
-            self._patch(module)
+            patch(module)
         except Exception:
             pass
+
+    return exec_then_patch
 
 
 class _LmEvalFinder:
@@ -176,8 +167,9 @@ class _LmEvalFinder:
     ``importlib.abc`` base class, whose import pulls in ``typing`` and ``tempfile``).
 
     It finds nothing itself: the first import of ``lm_eval`` registers the final exit
-    handler, before any of lm-eval's code runs; the import of ``lm_eval.tasks.manager``
-    gets a loader that patches ``TaskManager`` once the module has run."""
+    handler, before any of lm-eval's code runs; the imports of ``lm_eval.tasks.manager``
+    and ``lm_eval.config.evaluate_config`` get their own loader, which patches
+    ``TaskManager`` or ``EvaluatorConfig`` once the module has run."""
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname == _LM_EVAL:
@@ -192,7 +184,7 @@ class _LmEvalFinder:
             spec = PathFinder.find_spec(fullname, path)
             if spec is None or spec.loader is None:
                 return None
-            spec.loader = _PatchingLoader(spec.loader, patch)
+            spec.loader.exec_module = _then_patch(spec.loader.exec_module, patch)
             return spec
         except Exception:
             return None
