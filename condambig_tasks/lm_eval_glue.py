@@ -131,6 +131,7 @@ class LmEvalTask:
         if self.judge is not None and not lm_eval_preflight.at_openai(self.judge):
             provenance["judge_base_url"] = self.judge.base_url
         written = self._metadata()
+        self.provenance = None if written is None else provenance  # what the results hold
         if written is not None:  # lm-eval writes config.metadata to results_*.json
             _drop_judge_api_keys(written)
             written["provenance"] = provenance  # configs.<task>.metadata.provenance
@@ -266,10 +267,9 @@ class LmEvalTask:
             scored = self.scored_run(items)
             estimates = scored.estimates(resamples)
             scored.stderr, _ = estimates_json(estimates, scored.result.values)
-            provenance = (self._metadata() or {}).get("provenance")
-            if isinstance(provenance, dict):  # how, as the CLI says
-                provenance["uncertainty"] = describe(self.benchmark, scored.samples, resamples,
-                                                     DEFAULT_SEED, estimates)
+            if self.provenance is not None:  # how, as the CLI says
+                self.provenance["uncertainty"] = describe(self.benchmark, scored.samples,
+                                                          resamples, DEFAULT_SEED, estimates)
             for (metric, key) in raw_metrics:
                 if key == filter_key and scored.stderr.get(metric) is not None:
                     found[f"{metric}_stderr,{key}"] = float(scored.stderr[metric])
@@ -285,11 +285,10 @@ class LmEvalTask:
         calling lm-eval: its own exit is its own)."""
         if self.task is None:  # not lm-eval's aggregation step (e.g. a direct call)
             return
-        result, metadata = scored.result, self._metadata()
-        provenance = None if metadata is None else metadata.get("provenance")
+        result, metadata, provenance = scored.result, self._metadata(), self.provenance
         if metadata is not None and result.reasons:
             metadata["null_reasons"] = dict(result.reasons)
-        if isinstance(provenance, dict) and scored.outputs is not None:
+        if provenance is not None and scored.outputs is not None:
             provenance["outputs_sha256"] = outputs_sha256(scored.outputs)
             record_scoring_sha256(provenance)
         if result.judge_failed and lm_eval_command.running_lm_eval_command():
