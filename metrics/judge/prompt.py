@@ -65,7 +65,7 @@ def render_prompt(request: JudgeRequest) -> str:
         f"{number}. {step.strip()}"
         for number, step in enumerate(criterion.evaluation_steps, start=1)
     )
-    texts = [_clean(text) for text in
+    texts = [replace_lone_surrogates(text.strip()) for text in
              (request.input, request.actual_output, request.expected_output)]
     length = delimiter_length(texts)
     return _TEMPLATE.format(
@@ -87,10 +87,6 @@ def delimiter_length(texts: list[str]) -> int:
     longest = max((len(run.group()) for text in texts for run in _ANGLE_RUN.finditer(text)),
                   default=0)
     return max(MIN_DELIMITER_LENGTH, longest + 1)
-
-
-def _clean(text: str) -> str:
-    return replace_lone_surrogates(text.strip())
 
 
 def delimited_blocks(prompt: str) -> tuple[int, list[str]] | None:

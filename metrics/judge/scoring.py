@@ -53,7 +53,7 @@ from condambig_metrics.judge.records import (
     SCORE_MIN,
     WEIGHTING_DEEPEVAL,
     JudgeCompletion,
-    Judgement,
+    JudgeResult,
     TokenLogprobs,
 )
 from condambig_metrics.text import reasoning_spans, replace_lone_surrogates
@@ -196,7 +196,7 @@ def _checked(value: float, start: int, end: int, reason: str, text: str) -> Pars
 
 
 def judge_reply(completion: JudgeCompletion, weighting: str = DEFAULT_JUDGE_WEIGHTING,
-                prompt: str | None = None) -> Judgement:
+                prompt: str | None = None) -> JudgeResult:
     """The judgement in a completion, probability-weighted by ``weighting`` when it can be;
     ``prompt`` (the one sent) marks the text a reply may copy from it."""
     if weighting not in JUDGE_WEIGHTINGS:
@@ -209,8 +209,8 @@ def judge_reply(completion: JudgeCompletion, weighting: str = DEFAULT_JUDGE_WEIG
         else:
             weighted = _weighted_score(completion.token_logprobs, parsed, prompt)
         if weighted is not None:
-            return Judgement(raw_score=weighted, weighted=True, reason=parsed.reason)
-    return Judgement(raw_score=parsed.value, weighted=False, reason=parsed.reason)
+            return JudgeResult.judged(weighted, True, parsed.reason)
+    return JudgeResult.judged(parsed.value, False, parsed.reason)
 
 
 def deepeval_weighted_score(tokens: list[TokenLogprobs], score_text: str) -> float | None:
