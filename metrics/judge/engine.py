@@ -184,8 +184,6 @@ class JudgeEngine:
         except TransientJudgeError as error:
             return self._failed(str(error) or type(error).__name__,
                                 quiet=isinstance(error, ConnectionFailedError))
-        except asyncio.CancelledError:
-            raise
         except Exception as error:  # a backend bug must not take down the whole run
             return self._failed(f"{type(error).__name__}: {error}")
         if isinstance(obtained, JudgeResult):  # cached under settings changed meanwhile
