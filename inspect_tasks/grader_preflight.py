@@ -28,7 +28,6 @@ from inspect_ai.model import (
     ChatMessageUser,
     GenerateConfig,
     Model,
-    ModelOutput,
     get_model,
     model_roles,
 )
@@ -41,7 +40,6 @@ from condambig.judge_backend import (
     status_code,
 )
 from condambig_metrics.judge import (
-    JudgeCompletion,
     PermanentJudgeError,
     RateLimitedError,
     TransientJudgeError,
@@ -78,7 +76,8 @@ class ProviderCheck:
         self.names = _names(grader)
         self.api: Any = None
 
-    async def check(self, prompt: str) -> JudgeCompletion:
+    async def check(self, prompt: str) -> None:
+        """Send the check prompt; any answer passes (the reply is never read)."""
         grader = self.grader
         if self.api is None:
             self.api = get_model(str(grader), base_url=getattr(grader.api, "base_url", None),
@@ -93,8 +92,6 @@ class ProviderCheck:
         output = result[0] if isinstance(result, tuple) else result
         if isinstance(output, Exception):
             raise self._classified(output)
-        assert isinstance(output, ModelOutput)
-        return JudgeCompletion(text=output.completion, token_logprobs=None)
 
     async def aclose(self) -> None:
         """Close the client on the check's own event loop (it is bound to that loop)."""
@@ -111,9 +108,8 @@ class ProviderCheck:
             if getattr(decision, "kind", None) == "rate_limit":
                 return RateLimitedError(f"rate limit: {text}")
             return TransientJudgeError(text)
-        status = status_code(error)
-        return PermanentJudgeError(f"{text.rstrip('.')}. {self.names.advice(status)}",
-                                   status=status)
+        return PermanentJudgeError(
+            f"{text.rstrip('.')}. {self.names.advice(status_code(error))}")
 
 
 def check_grader(grader: Model, default_for: str | None = None) -> None:

@@ -60,34 +60,28 @@ class InspectJudgeBackend:
                                                      None))
         leave_connection_failures_to_the_engine(model)
 
-    def _secrets(self) -> list[str | None]:
-        return [getattr(getattr(self.model, "api", None), "api_key", None)]
-
     async def complete(self, prompt: str) -> JudgeCompletion:
         token = _JUDGE_REQUEST.set(True)
         try:
             output = await self.model.generate(
                 prompt, config=JUDGE_GENERATE_CONFIG.merge(grader_connections(self.model)))
         except Exception as error:
-            if connection_failure(error):
-                raise ConnectionFailedError(
-                    f"grader {self.model_name}: cannot reach it: "
-                    f"{error_summary(error, secrets=self._secrets())}") from error
             raise self._classified(error) from error
         finally:
             _JUDGE_REQUEST.reset(token)
         return completion_from_output(output)
 
     def _classified(self, error: Exception) -> Exception:
+        summary = error_summary(error, secrets=[getattr(getattr(self.model, "api", None),
+                                                        "api_key", None)])
+        if connection_failure(error):
+            return ConnectionFailedError(f"grader {self.model_name}: cannot reach it: {summary}")
         if isinstance(error, (asyncio.TimeoutError, TimeoutError, ConnectionError)):
-            return TransientJudgeError(
-                f"grader {self.model_name}: {error_summary(error, secrets=self._secrets())}")
-        # Inspect has already retried what its provider considers transient.
-        message = (f"grader {self.model_name} failed: "
-                   f"{error_summary(error, secrets=self._secrets())}")
-        # a refusal of every request (HTTP 401/403/404): the engine sends no more, and the
-        # scorer ends the run (JudgeEngine.endpoint_refused)
-        return PermanentJudgeError(message,
+            return TransientJudgeError(f"grader {self.model_name}: {summary}")
+        # Inspect has already retried what its provider considers transient. A refusal of
+        # every request (HTTP 401/403/404): the engine sends no more, and the scorer ends
+        # the run (JudgeEngine.endpoint_refused)
+        return PermanentJudgeError(f"grader {self.model_name} failed: {summary}",
                                    affects_all_requests=status_code(error) in ENDPOINT_STATUS)
 
 

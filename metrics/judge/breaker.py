@@ -46,7 +46,6 @@ class ConnectionBreaker:
         self._probing = False
         self._next_probe = 0.0
         self._opened_at = 0.0
-        self._last_error = ""
         self._failed_at = float("-inf")  # when the latest connection failure came back
         self._event: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -83,7 +82,6 @@ class ConnectionBreaker:
         if connected is False:
             self.consecutive += 1
             self._failed_at = now
-            self._last_error = error
             if self.consecutive == self.trip_after:
                 self._opened_at, self._next_probe = now, now + self.probe_seconds
                 logger.debug("judge endpoint: %d connections failed in a row (%s); "

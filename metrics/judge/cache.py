@@ -38,7 +38,7 @@ from condambig_metrics.judge.records import (
     DEFAULT_JUDGE_WEIGHTING,
     SCORE_MAX,
     SCORE_MIN,
-    Judgement,
+    JudgeResult,
 )
 
 logger = logging.getLogger(__name__)
@@ -122,8 +122,9 @@ class JudgeCache:
         finally:
             cache.close()
 
-    def get(self, key: str) -> Judgement | None:
-        """The stored judgement, or None: not stored, not valid, or the file unreadable."""
+    def get(self, key: str) -> JudgeResult | None:
+        """The stored judgement (``cached``), or None: not stored, not valid, or the file
+        unreadable."""
         with self._lock:
             connection = self._connect()
             if not self._readable:
@@ -150,7 +151,7 @@ class JudgeCache:
                                    self.path, row[0], row[1], type(row[2]).__name__)
             return judgement
 
-    def put(self, key: str, model_name: str, judgement: Judgement) -> None:
+    def put(self, key: str, model_name: str, judgement: JudgeResult) -> None:
         """Store a judgement; a value :meth:`get` would refuse is not stored, and a failed
         write (a full disk) is logged once and ends storing for this run, never the run."""
         if _valid_judgement(judgement.raw_score, int(judgement.weighted),
@@ -198,11 +199,11 @@ class JudgeCache:
         try:
             connection = self._open_usable()
         except _NotAJudgeCache as damaged:
-            self._move_aside(damaged.reason)
+            self._move_aside(str(damaged))
             try:
                 connection = self._open_usable()
             except _NotAJudgeCache as again:
-                raise JudgeCacheError(f"{self.path} is not a judge cache ({again.reason}) "
+                raise JudgeCacheError(f"{self.path} is not a judge cache ({again}) "
                                       f"even after moving the old file aside. "
                                       f"{_WHAT_TO_DO}") from None
         self._connection, self._pid = connection, os.getpid()
@@ -274,11 +275,8 @@ class JudgeCache:
 
 
 class _NotAJudgeCache(Exception):
-    """The file is not an sqlite database, or a damaged one: to be moved aside."""
-
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
+    """The file is not an sqlite database, or a damaged one: to be moved aside (the
+    message says why)."""
 
 
 def _is_damage(error: sqlite3.Error) -> bool:
@@ -325,7 +323,7 @@ def _check_usable(connection: sqlite3.Connection) -> None:
         connection.execute("ROLLBACK")
 
 
-def _valid_judgement(raw_score: object, weighted: object, reason: object) -> Judgement | None:
+def _valid_judgement(raw_score: object, weighted: object, reason: object) -> JudgeResult | None:
     """The judgement a stored row holds, or None when no judgement can have these values."""
     if isinstance(raw_score, bool) or not isinstance(raw_score, (int, float)):
         return None
@@ -333,7 +331,7 @@ def _valid_judgement(raw_score: object, weighted: object, reason: object) -> Jud
         return None
     if isinstance(weighted, bool) or weighted not in (0, 1) or not isinstance(reason, str):
         return None
-    return Judgement(raw_score=float(raw_score), weighted=bool(weighted), reason=reason)
+    return JudgeResult.judged(float(raw_score), bool(weighted), reason, cached=True)
 
 
 def _set_up(connection: sqlite3.Connection, patience_seconds: float) -> None:

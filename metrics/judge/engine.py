@@ -42,7 +42,6 @@ from condambig_metrics.judge.records import (
     DEFAULT_JUDGE_MAX_RETRIES,
     JudgeBackend,
     JudgeCompletion,
-    Judgement,
     JudgeRequest,
     JudgeResult,
     JudgeStats,
@@ -185,8 +184,6 @@ class JudgeEngine:
         except TransientJudgeError as error:
             return self._failed(str(error) or type(error).__name__,
                                 quiet=isinstance(error, ConnectionFailedError))
-        except asyncio.CancelledError:
-            raise
         except Exception as error:  # a backend bug must not take down the whole run
             return self._failed(f"{type(error).__name__}: {error}")
         if isinstance(obtained, JudgeResult):  # cached under settings changed meanwhile
@@ -200,7 +197,7 @@ class JudgeEngine:
             except (OSError, ValueError, sqlite3.Error) as error:  # keep the judgement; only resuming suffers
                 logger.warning("judge cache %s: could not store a result: %s",
                                self.cache.path, error)
-        return JudgeResult.of(judgement, cached=False)
+        return judgement
 
     def _cache_settings(self) -> dict[str, str]:
         return dict(getattr(self.backend, "cache_settings", None) or {})
@@ -217,11 +214,11 @@ class JudgeEngine:
             return None
         self._stats.cache_hits += 1
         self._judged += 1
-        return JudgeResult.of(hit, cached=True)
+        return hit
 
     async def _ask_with_retries(
         self, prompt: str, weighting: str, settings: dict[str, str],
-    ) -> tuple[Judgement, Mapping[str, str]] | JudgeResult:
+    ) -> tuple[JudgeResult, Mapping[str, str]] | JudgeResult:
         """The judgement and the settings it was obtained with (or a cache hit, when the
         backend's settings changed while the request waited).
 

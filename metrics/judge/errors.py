@@ -61,15 +61,11 @@ class PermanentJudgeError(JudgeError):
 
     ``affects_all_requests`` marks errors of the endpoint rather than of one prompt (401,
     403, 404): the engine then fails the remaining requests without sending them.
-    ``status``: the HTTP status of the answer, when it was one (so a front end can name the
-    setting to fix).
     """
 
-    def __init__(self, message: str, affects_all_requests: bool = False,
-                 status: int | None = None):
+    def __init__(self, message: str, affects_all_requests: bool = False):
         super().__init__(message)
         self.affects_all_requests = affects_all_requests
-        self.status = status
 
 
 class RequestNotSentError(PermanentJudgeError):

@@ -236,7 +236,6 @@ def classify_status(status: int, message: str, code: str | None, headers: Mappin
         f"judge endpoint returned HTTP {status}{separator}{message}. "
         f"{names.advice(status)}",
         affects_all_requests=quota or 300 <= status < 400 or status in ENDPOINT_STATUS,
-        status=status,
     )
 
 

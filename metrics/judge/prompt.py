@@ -65,9 +65,12 @@ def render_prompt(request: JudgeRequest) -> str:
         f"{number}. {step.strip()}"
         for number, step in enumerate(criterion.evaluation_steps, start=1)
     )
-    texts = [_clean(text) for text in
+    texts = [replace_lone_surrogates(text.strip()) for text in
              (request.input, request.actual_output, request.expected_output)]
-    length = delimiter_length(texts)
+    # one more than the longest run of "<" or ">" in the texts, and at least 3
+    longest = max((len(run.group()) for text in texts for run in _ANGLE_RUN.finditer(text)),
+                  default=0)
+    length = max(MIN_DELIMITER_LENGTH, longest + 1)
     return _TEMPLATE.format(
         name=criterion.name.strip(),
         criteria=criterion.criteria.strip(),
@@ -80,17 +83,6 @@ def render_prompt(request: JudgeRequest) -> str:
         low=SCORE_MIN,
         high=SCORE_MAX,
     )
-
-
-def delimiter_length(texts: list[str]) -> int:
-    """One more than the longest run of ``<`` or ``>`` in ``texts``, and at least 3."""
-    longest = max((len(run.group()) for text in texts for run in _ANGLE_RUN.finditer(text)),
-                  default=0)
-    return max(MIN_DELIMITER_LENGTH, longest + 1)
-
-
-def _clean(text: str) -> str:
-    return replace_lone_surrogates(text.strip())
 
 
 def delimited_blocks(prompt: str) -> tuple[int, list[str]] | None:

@@ -92,18 +92,10 @@ class JudgeRequest:
 
 
 @dataclass(frozen=True)
-class Judgement:
-    """What one reply yields, as the cache stores it: the 0..10 score (maybe weighted) and
-    the stated reason."""
-
-    raw_score: float
-    weighted: bool
-    reason: str
-
-
-@dataclass(frozen=True)
 class JudgeResult:
-    """A judgement. ``score`` is None when it failed: callers exclude it, never count it as 0."""
+    """A judgement: what a reply yields (the 0..10 ``raw_score``, maybe weighted, and the
+    stated reason; what the cache stores), or a failure. ``score`` (``raw_score`` / 10) is
+    None when it failed: callers exclude it, never count it as 0."""
 
     score: float | None
     raw_score: float | None
@@ -119,10 +111,10 @@ class JudgeResult:
                    cached=False, reason="")
 
     @classmethod
-    def of(cls, judgement: Judgement, cached: bool) -> JudgeResult:
-        return cls(score=judgement.raw_score / SCORE_MAX, raw_score=judgement.raw_score,
-                   weighted=judgement.weighted, failed=False, error=None, cached=cached,
-                   reason=judgement.reason)
+    def judged(cls, raw_score: float, weighted: bool, reason: str,
+               cached: bool = False) -> JudgeResult:
+        return cls(score=raw_score / SCORE_MAX, raw_score=raw_score, weighted=weighted,
+                   failed=False, error=None, cached=cached, reason=reason)
 
 
 @dataclass(frozen=True)

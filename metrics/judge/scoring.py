@@ -41,7 +41,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from condambig_metrics.judge.errors import UnparseableReplyError
@@ -53,7 +53,7 @@ from condambig_metrics.judge.records import (
     SCORE_MIN,
     WEIGHTING_DEEPEVAL,
     JudgeCompletion,
-    Judgement,
+    JudgeResult,
     TokenLogprobs,
 )
 from condambig_metrics.text import reasoning_spans, replace_lone_surrogates
@@ -131,18 +131,12 @@ def last_scored_object(text: str) -> tuple[dict, int, int] | None:
     """The last top-level JSON object in ``text`` with a ``"score"`` key, with its start
     and end offsets. None when ``text`` holds no JSON object at all; when it holds objects
     but none with a score, the last object (whose missing score makes the reply unreadable).
+
+    The objects not inside another are read left to right. Linear: a found object is
+    skipped whole, and after :data:`MAX_BROKEN_OBJECT_STARTS` starts that decode to nothing
+    the reply is unreadable.
     """
     chosen = None
-    for payload, start, end in top_level_objects(text):
-        if chosen is None or SCORE_FIELD in payload or SCORE_FIELD not in chosen[0]:
-            chosen = (payload, start, end)
-    return chosen
-
-
-def top_level_objects(text: str) -> Iterator[tuple[dict, int, int]]:
-    """Each JSON object in ``text`` that is not inside another, left to right, with its start
-    and end offsets. Linear: a found object is skipped whole, and after
-    :data:`MAX_BROKEN_OBJECT_STARTS` starts that decode to nothing the reply is unreadable."""
     broken = 0
     position = 0
     while (match := _OBJECT_START.search(text, position)) is not None:
@@ -157,8 +151,10 @@ def top_level_objects(text: str) -> Iterator[tuple[dict, int, int]]:
                     f"{_preview(text)}") from None
             position = start + 1
             continue
-        yield payload, start, end
+        if chosen is None or SCORE_FIELD in payload or SCORE_FIELD not in chosen[0]:
+            chosen = (payload, start, end)
         position = end
+    return chosen
 
 
 def _field_value_span(text: str, start: int, end: int, field: str) -> tuple[int, int] | None:
@@ -196,7 +192,7 @@ def _checked(value: float, start: int, end: int, reason: str, text: str) -> Pars
 
 
 def judge_reply(completion: JudgeCompletion, weighting: str = DEFAULT_JUDGE_WEIGHTING,
-                prompt: str | None = None) -> Judgement:
+                prompt: str | None = None) -> JudgeResult:
     """The judgement in a completion, probability-weighted by ``weighting`` when it can be;
     ``prompt`` (the one sent) marks the text a reply may copy from it."""
     if weighting not in JUDGE_WEIGHTINGS:
@@ -209,8 +205,8 @@ def judge_reply(completion: JudgeCompletion, weighting: str = DEFAULT_JUDGE_WEIG
         else:
             weighted = _weighted_score(completion.token_logprobs, parsed, prompt)
         if weighted is not None:
-            return Judgement(raw_score=weighted, weighted=True, reason=parsed.reason)
-    return Judgement(raw_score=parsed.value, weighted=False, reason=parsed.reason)
+            return JudgeResult.judged(weighted, True, parsed.reason)
+    return JudgeResult.judged(parsed.value, False, parsed.reason)
 
 
 def deepeval_weighted_score(tokens: list[TokenLogprobs], score_text: str) -> float | None:

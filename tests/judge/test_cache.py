@@ -14,7 +14,7 @@ import pytest
 
 from condambig_metrics.judge import JudgeCache, cache_key, render_prompt
 from condambig_metrics.judge.errors import JudgeCacheError
-from condambig_metrics.judge.records import Judgement
+from condambig_metrics.judge.records import JudgeResult
 from tests.judge.conftest import request
 from tests.support.judging import judge_blocking
 
@@ -24,10 +24,10 @@ REPO = Path(__file__).resolve().parents[2]
 def test_round_trip_and_persistence(tmp_path: Path) -> None:
     path = tmp_path / "sub" / "judge.sqlite"
     cache = JudgeCache(path)
-    cache.put("k1", "m", Judgement(7.25, True, "close"))
+    cache.put("k1", "m", JudgeResult.judged(7.25, True, "close"))
     cache.close()
     reopened = JudgeCache(path)
-    assert reopened.get("k1") == Judgement(7.25, True, "close")
+    assert reopened.get("k1") == JudgeResult.judged(7.25, True, "close", cached=True)
     assert reopened.get("k2") is None
     assert len(reopened) == 1
     assert pickle.loads(pickle.dumps(reopened)).get("k1").raw_score == 7.25
@@ -53,7 +53,7 @@ def _write_many(path: str, worker: int) -> None:
     for index in range(150):
         # half the keys are shared between the workers, half are their own
         key = f"shared-{index}" if index % 2 else f"w{worker}-{index}"
-        cache.put(key, "m", Judgement(float(index % 11), False, f"w{worker}"))
+        cache.put(key, "m", JudgeResult.judged(float(index % 11), False, f"w{worker}"))
 
 
 def test_two_processes_can_share_one_file(tmp_path: Path) -> None:

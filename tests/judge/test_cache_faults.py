@@ -25,7 +25,7 @@ import pytest
 from condambig_metrics.judge import JudgeCache, JudgeCompletion, JudgeEngine
 from condambig_metrics.judge.cache import _SCHEMA
 from condambig_metrics.judge.errors import JudgeCacheError
-from condambig_metrics.judge.records import Judgement
+from condambig_metrics.judge.records import JudgeResult
 from tests.judge.conftest import request
 
 REPO = Path(__file__).resolve().parents[2]
@@ -35,7 +35,7 @@ WHAT_TO_DO = "CONDAMBIG_JUDGE_CACHE (or --metadata judge_cache)"
 def _filled(path: Path, rows: int = 300) -> Path:
     cache = JudgeCache(path)
     for index in range(rows):
-        cache.put(f"k{index}", "m", Judgement(float(index % 11), False, "r" * 100))
+        cache.put(f"k{index}", "m", JudgeResult.judged(float(index % 11), False, "r" * 100))
     cache.close()
     # fold the write-ahead log into the file, so the file alone holds the rows
     with sqlite3.connect(path) as connection:
@@ -85,8 +85,8 @@ def test_a_damaged_file_is_moved_aside_and_rebuilt(kind, tmp_path, caplog) -> No
     assert re.fullmatch(rf"{re.escape(str(path))} is not a judge cache \(.+\); moved to "
                         rf"{re.escape(str(moved))}, starting a new one", warning), warning
     assert len(cache) == 0
-    cache.put("k", "m", Judgement(6.0, True, "fine"))
-    assert JudgeCache(path).get("k") == Judgement(6.0, True, "fine")
+    cache.put("k", "m", JudgeResult.judged(6.0, True, "fine"))
+    assert JudgeCache(path).get("k") == JudgeResult.judged(6.0, True, "fine", cached=True)
 
 
 def _make_folder(path: Path) -> None:
@@ -225,8 +225,8 @@ def test_invalid_stored_values_are_judged_again_counted_and_warned_once(tmp_path
 
 def test_a_value_no_lookup_would_accept_is_not_stored(tmp_path) -> None:
     cache = JudgeCache(tmp_path / "judge.sqlite")
-    cache.put("k", "m", Judgement(float("nan"), False, "r"))
-    cache.put("k2", "m", Judgement(90.0, True, "DeepEval counts a token '90'"))
+    cache.put("k", "m", JudgeResult.judged(float("nan"), False, "r"))
+    cache.put("k2", "m", JudgeResult.judged(90.0, True, "DeepEval counts a token '90'"))
     assert len(cache) == 0 and cache.get("k") is None
 
 
