@@ -26,7 +26,7 @@ Each file is converted once, into a :class:`RunResult` (what the run reported, i
 provenance and digests) whose :class:`Logged` (its outputs and per-sample scores) is read
 when first asked for. :func:`read_results` gives the runs under some paths, for the report
 and the register; :func:`read_scored_samples` their per-sample scores; :func:`read_run`
-one run's outputs (:class:`RunOutputs`), so it can be rescored, e.g. with another judge,
+one run with its outputs, so it can be rescored, e.g. with another judge,
 without generating again.
 """
 
@@ -84,37 +84,6 @@ class NotARunFile(RunLogError):
 
 
 @dataclass(frozen=True)
-class RunOutputs:
-    """One framework run: what it generated, with which options, and what it reported."""
-
-    task: str
-    benchmark: str
-    options: dict[str, Any]  # the benchmark options the run generated and scored with
-    judge: dict[str, Any]  # lm-eval judge_* settings that travelled in the docs (no API key)
-    outputs: list[dict[str, str]]  # [{"id", "output"}], the text the run's scorer read
-    source: str
-    framework: str  # LM_EVAL | INSPECT
-    reported: dict[str, float | None]  # metric -> value the run printed (None: NaN)
-    notes: tuple[str, ...] = ()  # one-line notices for the user
-    provenance: dict[str, Any] | None = None  # the run's provenance block, when it has one
-    non_text_outputs: int = 0  # logged responses that were not text (scored as "")
-    # the digest of the outputs the run scored, as it recorded it (None: not recorded):
-    # provenance.outputs_sha256 of the same outputs, when the log was not edited
-    outputs_sha256: str | None = None
-    task_version: str | None = None  # the benchmark's task version the run recorded
-    # provenance.scoring_sha256 the run recorded (None: not recorded, e.g. an older run)
-    scoring_sha256: str | None = None
-    # an Inspect run of several epochs: the outputs of epochs 2.. (``outputs`` is epoch 1's)
-    # and the reducer(s) the run combined each sample's epochs with
-    later_epochs: tuple[tuple[dict[str, str], ...], ...] = ()
-    epochs_reducer: tuple[str, ...] = ()
-    model: str | None = None  # the model the run evaluated, when the log names it
-
-    def outputs_by_id(self) -> dict[str, str]:
-        return {row["id"]: row["output"] for row in self.outputs}
-
-
-@dataclass(frozen=True)
 class Logged:
     """A run's samples as its log holds them, read once for ``--from-log`` and the report:
     the outputs its scorer read and its own per-sample scores (``samples`` None: it has
@@ -135,19 +104,19 @@ class Logged:
 class _Candidate:
     """A run found under a path, read only when chosen."""
 
-    framework: str
     task: str
     benchmark: str | None
     path: Path
-    read: Callable[[], RunOutputs] = field(compare=False)
+    read: Callable[[], RunResult] = field(compare=False)
 
 
 # ---------------------------------------------------------------------- entry points
 
 
-def read_run(benchmark: Benchmark, path: str | Path, task: str | None = None) -> RunOutputs:
+def read_run(benchmark: Benchmark, path: str | Path, task: str | None = None) -> RunResult:
     """The run of ``benchmark`` logged at ``path`` (a file or a folder of logs); ``task``
-    chooses among several tasks of the benchmark found there."""
+    chooses among several tasks of the benchmark found there. Its ``logged()`` holds the
+    outputs to rescore; ``version`` is the task version the log recorded (None: none)."""
     root = Path(path)
     if not root.exists():
         raise RunLogError(f"{root}: no such file or folder; {_WHAT_TO_GIVE}.")
@@ -179,13 +148,13 @@ def read_run(benchmark: Benchmark, path: str | Path, task: str | None = None) ->
     return dataclasses.replace(logged, notes=logged.notes + _version_notes(benchmark, logged))
 
 
-def _check_scoring_digest(benchmark: Benchmark, logged: RunOutputs) -> None:
+def _check_scoring_digest(benchmark: Benchmark, logged: RunResult) -> None:
     """The options and task version in the log are the ones the run scored with: the
     run's ``scoring_sha256`` over them and its outputs digest is given again (a log
     without one is read as before)."""
     if logged.scoring_sha256 is None or logged.outputs_sha256 is None:
         return
-    here = scoring_sha256(benchmark.name, logged.task_version, logged.options,
+    here = scoring_sha256(benchmark.name, logged.version, logged.options,
                           logged.outputs_sha256)
     if here != logged.scoring_sha256:
         raise RunLogError(
@@ -195,9 +164,9 @@ def _check_scoring_digest(benchmark: Benchmark, logged: RunOutputs) -> None:
             "or score the outputs with condambig-score --outputs and the options you mean.")
 
 
-def _version_notes(benchmark: Benchmark, logged: RunOutputs) -> tuple[str, ...]:
+def _version_notes(benchmark: Benchmark, logged: RunResult) -> tuple[str, ...]:
     """One line when the run was made with another version of the benchmark's task."""
-    recorded = logged.task_version
+    recorded = logged.version
     if recorded is None or recorded == benchmark.version:
         return ()
     try:
@@ -228,7 +197,7 @@ def _same_copies(path: Path, what: str, copies: Iterable[tuple[str, Any]]) -> No
                           "the run; give the log the run wrote.")
 
 
-def resolve_options(benchmark: Benchmark, logged: RunOutputs,
+def resolve_options(benchmark: Benchmark, logged: RunResult,
                     given: Mapping[str, Any]) -> tuple[Any, list[str]]:
     """The typed options to score with, and notices: the run's options, where a command-line
     value may differ only if it changes nothing the model was asked (same items, prompts and
@@ -339,8 +308,7 @@ def _lm_eval_candidate(path: Path) -> _Candidate:
     # the benchmark its docs name
     benchmark = (benchmark_of_task(task) if match else None) or \
         _doc_benchmark(path, strict=match is None)
-    return _Candidate(LM_EVAL, task, benchmark, path,
-                      lambda: _read_lm_eval(path, task, benchmark))
+    return _Candidate(task, benchmark, path, lambda: _read_lm_eval(path, task, benchmark))
 
 
 def _doc_benchmark(path: Path, strict: bool = True) -> str | None:
@@ -371,25 +339,23 @@ def _read_rows(path: Path, first_only: bool = False) -> list[tuple[int, Any]]:
                           f"{_WHAT_TO_GIVE}.") from None
 
 
-def _read_lm_eval(path: Path, task: str, benchmark: str | None) -> RunOutputs:
+def _read_lm_eval(path: Path, task: str, benchmark: str) -> RunResult:
+    """A samples file's run: its outputs and the options its docs carry, with what the
+    results file of the same run beside it reported (none: a samples file alone)."""
     logged = _lm_eval_logged(path)
-    run = _lm_eval_run_beside(path, task, benchmark)
-    block = (run.provenance if run else None) or {}
+    run = _lm_eval_run_beside(path, task, benchmark) or RunResult(
+        source=path, framework=LM_EVAL, model=None, benchmark=benchmark,
+        variant=variant_for(registry.get(benchmark), logged.options), task=task, metrics={})
+    block = run.provenance or {}
     _same_copies(path, "recorded options", [
         ("the samples' docs", logged.options),
         ("the results' provenance block", _dict_or_none(block.get("options")))])
     notes = () if not logged.non_text else (
         f"{path}: {logged.non_text} of {len(logged.outputs)} logged responses are not text; "
         "they are scored as empty outputs (non_text_outputs).",)
-    return RunOutputs(task=task, benchmark=benchmark or "?", options=logged.options,
-                      judge=logged.judge, outputs=logged.outputs, source=str(path),
-                      framework=LM_EVAL, reported=dict(run.metrics) if run else {},
-                      provenance=run.provenance if run else None, notes=notes,
-                      non_text_outputs=logged.non_text,
-                      task_version=_text(block.get("task_version")),
-                      outputs_sha256=run.outputs_sha256 if run else None,
-                      scoring_sha256=run.scoring_sha256 if run else None,
-                      model=run.model if run else None)
+    return dataclasses.replace(run, source=path, task=task, options=logged.options,
+                               notes=notes, version=_text(block.get("task_version")),
+                               logged=lambda: logged)
 
 
 def _lm_eval_logged(path: Path) -> Logged:
@@ -568,10 +534,10 @@ def _record_candidate(path: Path) -> _Candidate:
     source = _object(path, data, "source")
     task = _task_key(_text(source.get("task")) or (
         variant_for(registry.get(named), data["options"]).task if named else data["benchmark"]))
-    return _Candidate(CLI, task, named, path, lambda: _read_record(path, data, task))
+    return _Candidate(task, named, path, lambda: _read_record(path, data, task))
 
 
-def _read_record(path: Path, data: Mapping[str, Any], task: str) -> RunOutputs:
+def _read_record(path: Path, data: Mapping[str, Any], task: str) -> RunResult:
     """A run record's outputs, options and digests, for rescoring."""
     [run] = _record_result(path, data, strict=True)[0]
     outputs = run_record.outputs(path, data)
@@ -579,8 +545,9 @@ def _read_record(path: Path, data: Mapping[str, Any], task: str) -> RunOutputs:
         raise RunLogError(f"{path}: its outputs are not one per sample (a run of several "
                           "epochs); rescore the log it was made from.")
     _check_unique(path, outputs)
-    return _run_outputs(run, Logged(outputs, None), task=task, framework=CLI,
-                        model=_text(data.get("model")), task_version=_text(data.get("version")))
+    return dataclasses.replace(run, task=task, framework=CLI, model=_text(data.get("model")),
+                               version=_text(data.get("version")),
+                               logged=lambda: Logged(outputs, None))
 
 
 def _record_samples(path: Path, data: Mapping[str, Any]) -> Logged:
@@ -607,7 +574,7 @@ def record_of_log(path: Path) -> dict[str, Any]:
     logged = read_run(registry.get(run.benchmark), path)
     provenance = {**(logged.provenance or {}), OUTPUTS_SHA256_KEY: logged.outputs_sha256,
                   SCORING_SHA256_KEY: logged.scoring_sha256}
-    summary = {"benchmark": run.benchmark, "version": logged.task_version or run.version,
+    summary = {"benchmark": run.benchmark, "version": logged.version or run.version,
                "options": logged.options, "n_scored": len(scored.samples),
                "metrics": dict(run.metrics), "stderr": dict(run.stderr),
                "judge": {"model": run.judge, "base_url": run.judge_base_url}
@@ -615,8 +582,7 @@ def record_of_log(path: Path) -> dict[str, Any]:
                "source": {"framework": run.framework, "path": str(path), "task": logged.task,
                           run_record.SCORED_BY: run.framework, "created": run.created,
                           "task_args": dict(run.task_args)}}
-    return run_record.build(summary, [(row["id"], row["output"]) for row in logged.outputs],
-                            scored.samples, run.model)
+    return run_record.build(summary, logged.outputs_by_id().items(), scored.samples, run.model)
 
 
 # ---------------------------------------------------------------------- Inspect
@@ -684,11 +650,11 @@ def _task_version(metadata: Mapping[str, Any], block: Mapping[str, Any]) -> str 
 
 def _inspect_candidate(path: Path, header: Any) -> _Candidate:
     benchmark, _ = _inspect_recorded(path, header.eval)
-    return _Candidate(INSPECT, header.eval.task, benchmark, path,
+    return _Candidate(header.eval.task, benchmark, path,
                       lambda: _read_inspect(path, header, benchmark))
 
 
-def _read_inspect(path: Path, header: Any, benchmark: str) -> RunOutputs:
+def _read_inspect(path: Path, header: Any, benchmark: str) -> RunResult:
     spec = header.eval
     run = _inspect_run(path, header, benchmark)
     logged = run.logged()
@@ -723,10 +689,10 @@ def _read_inspect(path: Path, header: Any, benchmark: str) -> RunOutputs:
         ("the task metadata", _text(metadata.get("full_task_version"))),
         ("its provenance block", _text(block.get("task_version")))])
     reducer = spec.config.epochs_reducer
-    return _run_outputs(run, logged, task=spec.task, notes=tuple(notes),
-                        task_version=_task_version(metadata, block),
-                        epochs_reducer=tuple([reducer] if isinstance(reducer, str)
-                                             else reducer or ()))
+    return dataclasses.replace(run, task=spec.task, notes=tuple(notes),
+                               version=_task_version(metadata, block),
+                               epochs_reducer=tuple([reducer] if isinstance(reducer, str)
+                                                    else reducer or ()))
 
 
 def _inspect_logged(path: Path, log: Any) -> Logged:
@@ -765,19 +731,6 @@ def _inspect_logged(path: Path, log: Any) -> Logged:
     return Logged(outputs=list(by_epoch[0]), samples=None if reason else samples,
                   reason=reason, later_epochs=tuple(by_epoch[1:]),
                   failed=sum(sample.failed for sample in logged))
-
-
-def _run_outputs(run: RunResult, logged: Logged, **recorded: Any) -> RunOutputs:
-    """The outputs to rescore of a run read by :func:`read_results`' conversion (what the
-    run recorded, ``recorded`` where the log says more)."""
-    fields: dict[str, Any] = {
-        "task": run.task, "benchmark": run.benchmark, "options": dict(run.options),
-        "judge": logged.judge, "outputs": logged.outputs, "source": str(run.source),
-        "framework": run.framework, "reported": dict(run.metrics),
-        "provenance": run.provenance, "outputs_sha256": run.outputs_sha256,
-        "scoring_sha256": run.scoring_sha256, "model": run.model,
-        "later_epochs": logged.later_epochs, "non_text_outputs": logged.non_text}
-    return RunOutputs(**{**fields, **recorded})
 
 
 def _dict_or_none(value: Any) -> dict[str, Any] | None:
@@ -857,6 +810,12 @@ class RunResult:
     # its samples, read once when first asked for (a saved condambig-score JSON's: those of
     # the --per-sample file that goes with it; None: none found)
     logged: Callable[[], Logged] | None = field(default=None, compare=False, repr=False)
+    # an Inspect run of several epochs: the reducer(s) it combined each sample's epochs with
+    epochs_reducer: tuple[str, ...] = ()
+
+    def outputs_by_id(self) -> dict[str, str]:
+        """Id -> the output the run's scorer read (of epoch 1 in an Inspect run)."""
+        return {row["id"]: row["output"] for row in self.logged().outputs}
 
 
 @dataclass
