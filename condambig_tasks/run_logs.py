@@ -523,13 +523,9 @@ def _check_unique(path: Path, outputs: list[dict[str, str]]) -> None:
 # ---------------------------------------------------------------------- run records
 
 
-def _load_record(path: Path) -> Mapping[str, Any]:
-    data, _ = _load_result_json(path, strict=True)
-    return run_record.check(path, data if isinstance(data, dict) else {})
-
-
 def _record_candidate(path: Path) -> _Candidate:
-    data = _load_record(path)
+    data, _ = _load_result_json(path, strict=True)
+    data = run_record.check(path, data if isinstance(data, dict) else {})
     named = data["benchmark"] if data["benchmark"] in registry.available() else None
     source = _object(path, data, "source")
     task = _task_key(_text(source.get("task")) or (
@@ -548,12 +544,6 @@ def _read_record(path: Path, data: Mapping[str, Any], task: str) -> RunResult:
     return dataclasses.replace(run, task=task, framework=CLI, model=_text(data.get("model")),
                                version=_text(data.get("version")),
                                logged=lambda: Logged(outputs, None))
-
-
-def _record_samples(path: Path, data: Mapping[str, Any]) -> Logged:
-    """A record's per-sample scores; its outputs are read by :func:`_read_record` alone
-    (they must be text to rescore; the report needs none)."""
-    return Logged(outputs=[], samples=run_record.samples(path, data))
 
 
 def record_of_log(path: Path) -> dict[str, Any]:
@@ -828,14 +818,15 @@ def read_results(paths: Iterable[str | Path]) -> RunResults:
     """Every run under ``paths`` (files or folders), in the order given; a file of another
     kind named directly is an error, one met in a folder a notice."""
     found = RunResults()
-    per_sample: list[tuple[Path, list[ScoredSample]]] = []
+    # a --per-sample file given and also found in a folder given is attached once
+    per_sample: dict[Path, tuple[Path, list[ScoredSample]]] = {}
     read: set[Path] = set()  # a file given and also found in a folder given is read once
     for raw in paths:
         path = Path(raw)
         if not path.exists():
             raise RunLogError(f"{path}: no such file or folder; expected {RESULTS_EXPECTED}.")
         if path.is_file() and path.suffix == ".jsonl":
-            per_sample.append((path, _read_per_sample_file(path)))
+            per_sample.setdefault(path.resolve(), (path, _read_per_sample_file(path)))
             continue
         files = _result_files_in(path) if path.is_dir() else [path]
         if not files:
@@ -848,14 +839,11 @@ def read_results(paths: Iterable[str | Path]) -> RunResults:
             runs, notices = _read_result_file(file, strict=not path.is_dir())
             found.runs.extend(runs)
             found.notices.extend(notices)
-            if path.is_dir():
-                per_sample += [(beside, _read_per_sample_file(beside))
-                               for beside in _per_sample_files_beside(file, runs)]
-    attached: set[Path] = set()
-    for path, samples in per_sample:
-        if path.resolve() not in attached:  # given and also found in a folder given
-            attached.add(path.resolve())
-            _attach_per_sample(found, path, samples)
+            for beside in _per_sample_files_beside(file, runs) if path.is_dir() else []:
+                per_sample.setdefault(beside.resolve(),
+                                      (beside, _read_per_sample_file(beside)))
+    for path, samples in per_sample.values():
+        _attach_per_sample(found, path, samples)
     found.runs[:], notices = each_run_once(found.runs)
     found.notices.extend(notices)
     return found
@@ -1174,7 +1162,9 @@ def _record_result(path: Path, data: Mapping[str, Any],
         if strict:
             raise
         return [], [f"skipped {error}"]
-    logged = functools.cache(functools.partial(_record_samples, path, data))
+    # its per-sample scores; its outputs are read by _read_record alone (they must be text
+    # to rescore; the report needs none)
+    logged = functools.cache(lambda: Logged(outputs=[], samples=run_record.samples(path, data)))
     runs, notices = _score_json_result(path, data)
     source = _object(path, data, "source")
     framework = source.get(run_record.SCORED_BY)
