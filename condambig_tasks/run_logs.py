@@ -614,17 +614,14 @@ def _inspect_recorded(path: Path, spec: Any) -> tuple[str | None, dict[str, Any]
     return named or benchmark_of_task(spec.task), options
 
 
-def _inspect_options(spec: Any, benchmark: str | None,
+def _inspect_options(spec: Any, benchmark: Benchmark,
                      recorded: dict[str, Any] | None) -> dict[str, Any]:
     """The run's options: as recorded, else (an older log) its ``-T`` arguments that are
     options of the benchmark."""
     if recorded is not None:
         return recorded
-    options = _task_args(spec)
-    if benchmark is None or benchmark not in registry.available():
-        return options
-    known = {f.name for f in dataclasses.fields(registry.get(benchmark).options_type)}
-    return {k: v for k, v in options.items() if k in known}
+    known = {f.name for f in dataclasses.fields(benchmark.options_type)}
+    return {k: v for k, v in _task_args(spec).items() if k in known}
 
 
 def _task_args(spec: Any) -> dict[str, Any]:
@@ -1055,7 +1052,7 @@ def _inspect_run(path: Path, log: Any, named: str) -> RunResult:
     metadata = spec.metadata or {}
     benchmark = registry.get(named)
     task = _task_key(spec.task)
-    options = _inspect_options(spec, named, _inspect_recorded(path, spec)[1])
+    options = _inspect_options(spec, benchmark, _inspect_recorded(path, spec)[1])
     # the temperature the run sampled at: the task's config under the command line's
     # (a variant's task such as condambigqa_paper sets its own), as the plan records it
     temperature = getattr(getattr(log.plan, "config", None), "temperature", None)
