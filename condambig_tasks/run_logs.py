@@ -765,7 +765,8 @@ RESULTS_EXPECTED = ("an lm-eval results file (results_*.json) or --output_path f
 
 @dataclass(frozen=True)
 class RunResult:
-    """One model on one task variant, as one framework recorded it."""
+    """One model on one task variant, as one framework recorded it: the one run type every
+    reader gives (the report's and the register's runs, the run ``--from-log`` rescores)."""
 
     source: Path
     framework: str  # LM_EVAL | INSPECT | CLI
@@ -784,7 +785,7 @@ class RunResult:
     # where its per-sample scores are: lm-eval's samples file, a condambig-score --per-sample
     # file (None: none found; an Inspect log holds its own)
     per_sample: Path | None = None
-    notes: tuple[str, ...] = ()  # what the reader assumed about the run
+    notes: tuple[str, ...] = ()  # what the reader assumed about the run, one line each
     # the data it read, from its provenance block: how many records, from which files
     # (their names; a hub dataset's name), None / () when not recorded
     data_records: int | None = None
