@@ -68,8 +68,6 @@ CLI = "condambig-score"
 _LM_EVAL_SAMPLES = re.compile(
     r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)\.jsonl$")
 _LM_EVAL_RESULTS_DATE = re.compile(r"_(?P<date>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)\.json$")
-# Inspect's own log names start with the creation time (inspect_ai.log._file.log_file_pattern)
-_INSPECT_JSON_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}.*\.json$")
 _WHAT_TO_GIVE = ("give an lm-eval --output_path folder (run with --log_samples), a "
                  "samples_<task>_<date>.jsonl file, an Inspect log (.eval / .json) or folder, "
                  "or a condambig-score --record file")
@@ -100,16 +98,6 @@ class Logged:
     non_text: int = 0  # lm-eval: logged responses that were not text (scored as "")
 
 
-@dataclass(frozen=True)
-class _Candidate:
-    """A run found under a path, read only when chosen."""
-
-    task: str
-    benchmark: str | None
-    path: Path
-    read: Callable[[], RunResult] = field(compare=False)
-
-
 # ---------------------------------------------------------------------- entry points
 
 
@@ -118,32 +106,36 @@ def read_run(benchmark: Benchmark, path: str | Path, task: str | None = None) ->
     chooses among several tasks of the benchmark found there. Its ``logged()`` holds the
     outputs to rescore; ``version`` is the task version the log recorded (None: none)."""
     root = Path(path)
-    if not root.exists():
-        raise RunLogError(f"{root}: no such file or folder; {_WHAT_TO_GIVE}.")
-    found = _folder_candidates(root) if root.is_dir() else _file_candidates(root)
-    mine = [c for c in found if c.benchmark == benchmark.name]
+    runs, notices = _runs_under(root)
+    found = [run for run in runs if run.rescorable is not None]
+    mine = [run for run in found if run.benchmark == benchmark.name]
     if not mine:
-        others = sorted({f"{c.benchmark} (task {c.task})" for c in found if c.benchmark})
+        others = sorted({f"{run.benchmark} (task {run.task})" for run in found})
         if others:
             raise RunLogError(
                 f"{root}: holds no {benchmark.title} run, only runs of {', '.join(others)}; "
                 f"score those with condambig-score <benchmark> --from-log {root}.")
-        raise RunLogError(f"{root}: holds no condambig run of a known task; {_WHAT_TO_GIVE}.")
+        if any(run.framework == LM_EVAL for run in runs):
+            raise RunLogError(f"{root}: holds lm-eval results but no samples: rerun lm_eval "
+                              "with --log_samples (the scores need every output).")
+        held = "no condambig run of a known task" if runs or notices else "no framework log"
+        raise RunLogError(f"{root}: holds {held}; {_WHAT_TO_GIVE}.")
     if task is not None:
         wanted = _task_key(task)
-        chosen = [c for c in mine if _task_key(c.task) == wanted]
+        chosen = [run for run in mine if _task_key(run.task) == wanted]
         if not chosen:
             raise RunLogError(f"{root}: no run of task {task!r}; found: "
-                              f"{', '.join(sorted({c.task for c in mine}))}.")
+                              f"{', '.join(sorted({run.task for run in mine}))}.")
         mine = chosen
-    tasks = sorted({c.task for c in mine})
+    tasks = sorted({run.task for run in mine})
     if len(tasks) > 1:
         raise RunLogError(f"{root}: holds runs of several {benchmark.title} tasks "
                           f"({', '.join(tasks)}); choose one with --task NAME.")
     if len(mine) > 1:
         raise RunLogError(f"{root}: holds {len(mine)} runs of task {tasks[0]} "
-                          f"({'; '.join(str(c.path) for c in mine)}); give one file.")
-    logged = mine[0].read()  # of ``benchmark``: each reader gives its candidate's
+                          f"({'; '.join(str(run.per_sample or run.source) for run in mine)}); "
+                          "give one file.")
+    logged = mine[0].rescorable()
     _check_scoring_digest(benchmark, logged)
     return dataclasses.replace(logged, notes=logged.notes + _version_notes(benchmark, logged))
 
@@ -251,39 +243,6 @@ def benchmark_options(benchmark: Benchmark, values: Mapping[str, Any]) -> dict[s
 # ---------------------------------------------------------------------- finding runs
 
 
-def _folder_candidates(root: Path) -> list[_Candidate]:
-    found = [_lm_eval_candidate(path) for path in sorted(root.rglob("samples_*.jsonl"))]
-    found += _inspect_candidates(root)
-    found += [_record_candidate(path) for path in sorted(root.rglob("*.json"))
-              if run_record.looks_like_record(_head(path))]
-    if not found:
-        if any(_lm_eval_results(path) is not None for path in root.rglob("*.json")):
-            raise RunLogError(f"{root}: holds lm-eval results but no samples: rerun lm_eval "
-                              "with --log_samples (the scores need every output).")
-        raise RunLogError(f"{root}: holds no framework log; {_WHAT_TO_GIVE}.")
-    return found
-
-
-def _file_candidates(path: Path) -> list[_Candidate]:
-    if path.suffix == ".json" and run_record.looks_like_record(_head(path)):
-        return [_record_candidate(path)]
-    if path.suffix == ".jsonl":
-        return [_lm_eval_candidate(path)]
-    if path.suffix == ".json" and _lm_eval_results(path) is not None:
-        date = _LM_EVAL_RESULTS_DATE.search(path.name)
-        siblings = [p for p in sorted(path.parent.glob("samples_*.jsonl"))
-                    if date and (m := _LM_EVAL_SAMPLES.match(p.name)) and m["date"] == date["date"]]
-        if not siblings:
-            raise RunLogError(f"{path}: lm-eval results without samples: rerun lm_eval with "
-                              "--log_samples (the scores need every output).")
-        return [_lm_eval_candidate(p) for p in siblings]
-    if path.suffix in {".eval", ".json"}:
-        header = _inspect_header(path)
-        if header is not None:
-            return [_inspect_candidate(path, header)]
-    raise RunLogError(f"{path}: not an lm-eval samples file or Inspect log; {_WHAT_TO_GIVE}.")
-
-
 def _task_key(task: str) -> str:
     return task.removeprefix(registry.INSPECT_PREFIX)
 
@@ -299,16 +258,6 @@ def _what_was_asked(benchmark: Benchmark, options: Any) -> tuple[int, list[tuple
 
 
 # ---------------------------------------------------------------------- lm-eval
-
-
-def _lm_eval_candidate(path: Path) -> _Candidate:
-    match = _LM_EVAL_SAMPLES.match(path.name)
-    task = match["task"] if match else path.stem
-    # a task the spec does not name (a renamed file, a user's own YAML task over our glue):
-    # the benchmark its docs name
-    benchmark = (benchmark_of_task(task) if match else None) or \
-        _doc_benchmark(path, strict=match is None)
-    return _Candidate(task, benchmark, path, lambda: _read_lm_eval(path, task, benchmark))
 
 
 def _doc_benchmark(path: Path, strict: bool = True) -> str | None:
@@ -339,13 +288,35 @@ def _read_rows(path: Path, first_only: bool = False) -> list[tuple[int, Any]]:
                           f"{_WHAT_TO_GIVE}.") from None
 
 
-def _read_lm_eval(path: Path, task: str, benchmark: str) -> RunResult:
-    """A samples file's run: its outputs and the options its docs carry, with what the
-    results file of the same run beside it reported (none: a samples file alone)."""
-    logged = _lm_eval_logged(path)
+def _samples_run(path: Path) -> tuple[list[RunResult], list[str]]:
+    """A samples file's run, for ``--from-log``: the run of its task in the results file of
+    the same run beside it, else the samples alone (their docs give its options)."""
+    match = _LM_EVAL_SAMPLES.match(path.name)
+    task = match["task"] if match else path.stem
+    # a task the spec does not name (a renamed file, a user's own YAML task over our glue):
+    # the benchmark its docs name
+    benchmark = (benchmark_of_task(task) if match else None) or \
+        _doc_benchmark(path, strict=match is None)
+    if benchmark is None:
+        return [], [f"skipped {path}: not a condambig task"]
     run = _lm_eval_run_beside(path, task, benchmark) or RunResult(
         source=path, framework=LM_EVAL, model=None, benchmark=benchmark,
-        variant=variant_for(registry.get(benchmark), logged.options), task=task, metrics={})
+        variant=registry.get(benchmark).variants[0], task=task, metrics={}, per_sample=path,
+        logged=functools.cache(functools.partial(_lm_eval_logged, path)))
+    return [_rescorable(run, _read_lm_eval)], []
+
+
+def _rescorable(run: RunResult, read: Callable[[RunResult], RunResult]) -> RunResult:
+    """``run`` with how ``--from-log`` reads it for rescoring (when chosen)."""
+    return dataclasses.replace(run, rescorable=functools.partial(read, run))
+
+
+def _read_lm_eval(run: RunResult) -> RunResult:
+    """A samples file's run: its outputs and the options its docs carry, with what the
+    results file of the same run beside it reported (none: a samples file alone, whose
+    variant its docs' options give)."""
+    path = run.per_sample
+    logged = run.logged()
     block = run.provenance or {}
     _same_copies(path, "recorded options", [
         ("the samples' docs", logged.options),
@@ -353,9 +324,11 @@ def _read_lm_eval(path: Path, task: str, benchmark: str) -> RunResult:
     notes = () if not logged.non_text else (
         f"{path}: {logged.non_text} of {len(logged.outputs)} logged responses are not text; "
         "they are scored as empty outputs (non_text_outputs).",)
-    return dataclasses.replace(run, source=path, task=task, options=logged.options,
+    variant = run.variant if run.source != path else \
+        variant_for(registry.get(run.benchmark), logged.options)
+    return dataclasses.replace(run, source=path, variant=variant, options=logged.options,
                                notes=notes, version=_text(block.get("task_version")),
-                               logged=lambda: logged)
+                               rescorable=None, logged=lambda: logged)
 
 
 def _lm_eval_logged(path: Path) -> Logged:
@@ -523,25 +496,17 @@ def _check_unique(path: Path, outputs: list[dict[str, str]]) -> None:
 # ---------------------------------------------------------------------- run records
 
 
-def _record_candidate(path: Path) -> _Candidate:
-    data, _ = _load_result_json(path, strict=True)
-    data = run_record.check(path, data if isinstance(data, dict) else {})
-    named = data["benchmark"] if data["benchmark"] in registry.available() else None
-    source = _object(path, data, "source")
-    task = _task_key(_text(source.get("task")) or (
-        variant_for(registry.get(named), data["options"]).task if named else data["benchmark"]))
-    return _Candidate(task, named, path, lambda: _read_record(path, data, task))
-
-
-def _read_record(path: Path, data: Mapping[str, Any], task: str) -> RunResult:
+def _read_record(run: RunResult, data: Mapping[str, Any]) -> RunResult:
     """A run record's outputs, options and digests, for rescoring."""
-    [run] = _record_result(path, data, strict=True)[0]
+    path = run.source
     outputs = run_record.outputs(path, data)
     if {row["id"] for row in outputs} != {sample.id for sample in run.logged().samples}:
         raise RunLogError(f"{path}: its outputs are not one per sample (a run of several "
                           "epochs); rescore the log it was made from.")
     _check_unique(path, outputs)
-    return dataclasses.replace(run, task=task, framework=CLI, model=_text(data.get("model")),
+    task = _text(_object(path, data, "source").get("task"))
+    return dataclasses.replace(run, task=_task_key(task or run.task), framework=CLI,
+                               model=_text(data.get("model")), rescorable=None,
                                version=_text(data.get("version")),
                                logged=lambda: Logged(outputs, None))
 
@@ -561,7 +526,8 @@ def record_of_log(path: Path) -> dict[str, Any]:
         raise RunLogError(f"{path}: no run record without scoring again: {scored.reason}; "
                           f"make it with condambig-score {run.benchmark} --from-log {path} "
                           "--record FILE.")
-    logged = read_run(registry.get(run.benchmark), path)
+    logged = run.rescorable()  # the log read once: the report's run, its outputs
+    _check_scoring_digest(registry.get(run.benchmark), logged)
     provenance = {**(logged.provenance or {}), OUTPUTS_SHA256_KEY: logged.outputs_sha256,
                   SCORING_SHA256_KEY: logged.scoring_sha256}
     summary = {"benchmark": run.benchmark, "version": logged.version or run.version,
@@ -576,16 +542,6 @@ def record_of_log(path: Path) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- Inspect
-
-
-def _inspect_candidates(root: Path) -> list[_Candidate]:
-    """The Inspect logs under ``root``, found by the names Inspect gives them (as
-    ``inspect_ai.log``'s ``is_log_file``: a ``.eval``, a ``.json`` named from its time), so
-    no other file is opened and inspect_ai (seconds to import) only for a log."""
-    logs = [path for path in sorted(root.rglob("*.*")) if path.is_file() and (
-        path.suffix == ".eval" or _INSPECT_JSON_NAME.match(path.name))]
-    headers = [(path, _inspect_header(path)) for path in logs]
-    return [_inspect_candidate(path, header) for path, header in headers if header is not None]
 
 
 def _inspect_header(path: Path) -> Any:
@@ -635,15 +591,10 @@ def _task_version(metadata: Mapping[str, Any], block: Mapping[str, Any]) -> str 
     return _text(metadata.get("full_task_version")) or _text(block.get("task_version"))
 
 
-def _inspect_candidate(path: Path, header: Any) -> _Candidate:
-    benchmark, _ = _inspect_recorded(path, header.eval)
-    return _Candidate(header.eval.task, benchmark, path,
-                      lambda: _read_inspect(path, header, benchmark))
-
-
-def _read_inspect(path: Path, header: Any, benchmark: str) -> RunResult:
-    spec = header.eval
-    run = _inspect_run(path, header, benchmark)
+def _read_inspect(run: RunResult, header: Any) -> RunResult:
+    """An Inspect run's outputs for rescoring, with notes on what ``--from-log`` scores
+    otherwise than the run did, once its copies of its options and version agree."""
+    path, spec = run.source, header.eval
     logged = run.logged()
     if not (logged.outputs or logged.later_epochs or logged.failed):
         raise RunLogError(f"{path}: the Inspect log holds no samples (run with "
@@ -676,7 +627,7 @@ def _read_inspect(path: Path, header: Any, benchmark: str) -> RunResult:
         ("the task metadata", _text(metadata.get("full_task_version"))),
         ("its provenance block", _text(block.get("task_version")))])
     reducer = spec.config.epochs_reducer
-    return dataclasses.replace(run, task=spec.task, notes=tuple(notes),
+    return dataclasses.replace(run, task=spec.task, notes=tuple(notes), rescorable=None,
                                version=_task_version(metadata, block),
                                epochs_reducer=tuple([reducer] if isinstance(reducer, str)
                                                     else reducer or ()))
@@ -800,6 +751,11 @@ class RunResult:
     logged: Callable[[], Logged] | None = field(default=None, compare=False, repr=False)
     # an Inspect run of several epochs: the reducer(s) it combined each sample's epochs with
     epochs_reducer: tuple[str, ...] = ()
+    unfinished: str | None = None  # an Inspect run that did not finish: its log's status
+    # the run as --from-log rescores it (its outputs checked, notes on what it assumed),
+    # read when chosen; None: the run holds no outputs to rescore
+    rescorable: Callable[[], RunResult] | None = field(default=None, compare=False,
+                                                       repr=False)
 
     def outputs_by_id(self) -> dict[str, str]:
         """Id -> the output the run's scorer read (of epoch 1 in an Inspect run)."""
@@ -821,12 +777,10 @@ def read_results(paths: Iterable[str | Path]) -> RunResults:
     read: set[Path] = set()  # a file given and also found in a folder given is read once
     for raw in paths:
         path = Path(raw)
-        if not path.exists():
-            raise RunLogError(f"{path}: no such file or folder; expected {RESULTS_EXPECTED}.")
         if path.is_file() and path.suffix == ".jsonl":
             per_sample.setdefault(path.resolve(), (path, _read_per_sample_file(path)))
             continue
-        files = _result_files_in(path) if path.is_dir() else [path]
+        files = _run_files(path, from_log=False)
         if not files:
             raise RunLogError(f"{path}: holds no results_*.json, .eval or .json file; "
                               f"expected {RESULTS_EXPECTED}.")
@@ -834,9 +788,11 @@ def read_results(paths: Iterable[str | Path]) -> RunResults:
             if file.resolve() in read:
                 continue
             read.add(file.resolve())
-            runs, notices = _read_result_file(file, strict=not path.is_dir())
-            found.runs.extend(runs)
+            runs, notices = _read_file(file, strict=not path.is_dir(), from_log=False)
+            found.runs.extend(run for run in runs if run.unfinished is None)
             found.notices.extend(notices)
+            found.notices.extend(f"skipped {run.source}: the Inspect run did not finish "
+                                 f"(status {run.unfinished})" for run in runs if run.unfinished)
             for beside in _per_sample_files_beside(file, runs) if path.is_dir() else []:
                 per_sample.setdefault(beside.resolve(),
                                       (beside, _read_per_sample_file(beside)))
@@ -883,23 +839,53 @@ def _per_sample_files_beside(saved: Path, runs: list[RunResult]) -> list[Path]:
                   if path.is_file() and not _LM_EVAL_SAMPLES.match(path.name))
 
 
-def _result_files_in(folder: Path) -> list[Path]:
-    """lm-eval results and Inspect logs under a folder (lm-eval's samples_*.jsonl, Inspect's
-    logs.json listing and other JSON are left alone)."""
-    return sorted(p for p in folder.rglob("*") if p.is_file() and (
-        p.suffix == ".eval" or (p.suffix == ".json" and p.name != "logs.json")))
-
-
 _INSPECT_JSON_HEAD = re.compile(r'\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:')
 
 
-def _read_result_file(path: Path, strict: bool) -> tuple[list[RunResult], list[str]]:
-    if path.suffix == ".eval":
-        return _inspect_result(path)
+def _give(from_log: bool) -> str:
+    """What to give the command: ``--from-log`` rescores outputs, the report reads results."""
+    return _WHAT_TO_GIVE if from_log else f"expected {RESULTS_EXPECTED}"
+
+
+def _run_files(path: Path, from_log: bool) -> list[Path]:
+    """The files that may hold runs: ``path`` itself, or under a folder its Inspect logs
+    (``.eval``), its JSON (lm-eval results, Inspect logs, run records, condambig-score
+    results; not Inspect's ``logs.json`` listing) and, for ``--from-log``, lm-eval's
+    samples files, after the results files they may go with."""
+    if not path.exists():
+        raise RunLogError(f"{path}: no such file or folder; {_give(from_log)}.")
+    if path.is_file():
+        return [path]
+    return sorted((p for p in path.rglob("*") if p.is_file() and (
+        p.suffix == ".eval" or (p.suffix == ".json" and p.name != "logs.json")
+        or (from_log and p.suffix == ".jsonl" and p.name.startswith("samples_")))),
+        key=lambda p: (p.suffix == ".jsonl", p))
+
+
+def _runs_under(root: Path) -> tuple[list[RunResult], list[str]]:
+    """``--from-log``'s runs under ``root``: an lm-eval samples file is the run of the
+    results file beside it when that file holds its task, else a run of its own."""
+    runs: list[RunResult] = []
+    notices: list[str] = []
+    for file in _run_files(root, from_log=True):
+        if file not in {run.per_sample for run in runs}:
+            found, skipped = _read_file(file, strict=file == root, from_log=True)
+            runs += found
+            notices += skipped
+    return runs, notices
+
+
+def _read_file(path: Path, strict: bool, from_log: bool) -> tuple[list[RunResult], list[str]]:
+    """The runs one file holds, each converted by its format's reader; a file of no format
+    read here is an error when named directly (``strict``), else a notice."""
+    give = _give(from_log)
+    if path.suffix == ".jsonl":  # lm-eval samples (the report reads a .jsonl as --per-sample)
+        return _samples_run(path)
+    if path.suffix == ".eval" or (path.suffix == ".json" and _INSPECT_JSON_HEAD.match(
+            _head(path))):  # without parsing a large log twice
+        return _inspect_result(path, give)
     if path.suffix == ".json":
-        if _INSPECT_JSON_HEAD.match(_head(path)):  # without parsing a large log twice
-            return _inspect_result(path)
-        data, problem = _load_result_json(path, strict)
+        data, problem = _load_result_json(path, give if strict else None)
         if problem is not None:
             return [], [f"skipped {path}: {problem}"]
         if run_record.is_record(data):
@@ -907,12 +893,12 @@ def _read_result_file(path: Path, strict: bool) -> tuple[list[RunResult], list[s
         if _is_lm_eval_content(data):
             return _lm_eval_result(path, data)
         if isinstance(data, dict) and isinstance(data.get("eval"), dict):
-            return _inspect_result(path)
+            return _inspect_result(path, give)
         if isinstance(data, dict) and isinstance(data.get("metrics"), dict) and \
                 isinstance(data.get("benchmark"), str):
             return _score_json_result(path, data)
     if strict:
-        raise NotARunFile(f"{path}: not {RESULTS_EXPECTED}.")
+        raise NotARunFile(f"{path}: not a run of lm-eval, Inspect or condambig-score; {give}.")
     return [], [f"skipped {path}: not an lm-eval, Inspect or condambig-score result"]
 
 
@@ -924,15 +910,14 @@ def _head(path: Path) -> str:
         return ""
 
 
-def _load_result_json(path: Path, strict: bool) -> tuple[Any, str | None]:
-    """The file's value, or (in a folder) why it cannot be read."""
+def _load_result_json(path: Path, give: str | None) -> tuple[Any, str | None]:
+    """The file's value, or (in a folder: ``give`` None) why it cannot be read."""
     try:
         return json_files.loads(path.read_text(encoding="utf-8")), None
     except (OSError, UnicodeDecodeError, json_files.JsonFileError) as error:
-        if not strict:
+        if give is None:
             return None, f"cannot be read as JSON ({error})"
-        raise RunLogError(f"{path}: cannot be read as JSON ({error}); expected "
-                          f"{RESULTS_EXPECTED}.") from None
+        raise RunLogError(f"{path}: cannot be read as JSON ({error}); {give}.") from None
 
 
 def _lm_eval_result(path: Path, data: Mapping[str, Any], benchmark_name: str | None = None,
@@ -964,7 +949,7 @@ def _lm_eval_result(path: Path, data: Mapping[str, Any], benchmark_name: str | N
                                     {**metadata, **variant.options})
         n_samples = _object(path, counts, task)
         samples = _lm_eval_samples_file(path, task)
-        runs.append(RunResult(
+        run = RunResult(
             source=path, framework=LM_EVAL, model=model, benchmark=benchmark.name,
             variant=variant, task=task, metrics=metrics, stderr=stderr,
             n=_int(n_samples.get("effective", n_samples.get("original"))), options=options,
@@ -976,7 +961,8 @@ def _lm_eval_result(path: Path, data: Mapping[str, Any], benchmark_name: str | N
             provenance=_provenance(path, metadata),
             scoring_sha256=_recorded_digest(path, [provenance], SCORING_SHA256_KEY),
             logged=None if samples is None else functools.cache(
-                functools.partial(_lm_eval_logged, samples))))
+                functools.partial(_lm_eval_logged, samples)))
+        runs.append(run if samples is None else _rescorable(run, _read_lm_eval))
     return runs, notices
 
 
@@ -1033,17 +1019,19 @@ def _created(value: Any) -> str | None:
     return str(value) if value else None
 
 
-def _inspect_result(path: Path) -> tuple[list[RunResult], list[str]]:
+def _inspect_result(path: Path, give: str) -> tuple[list[RunResult], list[str]]:
+    """An Inspect log's run from its header (its samples read when asked for); one that did
+    not finish is marked ``unfinished``: the report skips it, ``--from-log`` scores it."""
     log = _inspect_header(path)
     if log is None:  # a zip or JSON that is not an Inspect log
-        raise RunLogError(f"{path}: cannot be read as an Inspect log; expected "
-                          f"{RESULTS_EXPECTED}.")
+        raise RunLogError(f"{path}: cannot be read as an Inspect log; {give}.")
     named, _ = _inspect_recorded(path, log.eval)
     if named is None or named not in registry.available():
         return [], [f"skipped {path}: Inspect task {log.eval.task!r} is not a condambig task"]
+    run = _inspect_run(path, log, named)
     if log.status != "success" or log.results is None:
-        return [], [f"skipped {path}: the Inspect run did not finish (status {log.status})"]
-    return [_inspect_run(path, log, named)], []
+        run = dataclasses.replace(run, unfinished=str(log.status))
+    return [_rescorable(run, functools.partial(_read_inspect, header=log))], []
 
 
 def _inspect_run(path: Path, log: Any, named: str) -> RunResult:
@@ -1166,15 +1154,16 @@ def _record_result(path: Path, data: Mapping[str, Any],
     runs, notices = _score_json_result(path, data)
     source = _object(path, data, "source")
     framework = source.get(run_record.SCORED_BY)
+    read = functools.partial(_read_record, data=data)
     if framework not in (LM_EVAL, INSPECT):  # condambig-score's numbers
-        return [dataclasses.replace(run, per_sample=path, logged=logged) for run in runs], \
-            notices
+        return [_rescorable(dataclasses.replace(run, per_sample=path, logged=logged), read)
+                for run in runs], notices
     task = _task_key(_text(source.get("task")) or "")  # the framework's run, as its log says
-    return [dataclasses.replace(
+    return [_rescorable(dataclasses.replace(
         run, framework=framework, task=task or run.task, per_sample=path, logged=logged,
         variant=_variant_of_task(registry.get(run.benchmark), task, run.options),
         version=_text(data.get("version")), created=_text(source.get("created")),
-        task_args=dict(_object(path, source, "task_args"))) for run in runs], notices
+        task_args=dict(_object(path, source, "task_args"))), read) for run in runs], notices
 
 
 # ---------------------------------------------------------------------- per-sample scores
