@@ -422,22 +422,6 @@ def _shape_error(path: Path, number: int, problem: str) -> RunLogError:
                        "writes it for a condambig task (give the file lm_eval wrote).")
 
 
-def _lm_eval_results(path: Path) -> dict[str, Any] | None:
-    """The content of an lm-eval results file (``<name>_<date>.json`` holding ``results``
-    and ``configs``), None for another file; a file so named that is not JSON is an error."""
-    if path.name.startswith("samples_") or not _LM_EVAL_RESULTS_DATE.search(path.name):
-        return None
-    try:
-        data = json_files.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError):
-        return None
-    except json_files.JsonFileError as error:
-        raise RunLogError(f"{path}: cannot be read as JSON ({error}); put back the results "
-                          "file lm_eval wrote, or move it away (the samples alone can be "
-                          "rescored).") from None
-    return data if _is_lm_eval_content(data) else None
-
-
 def _is_lm_eval_content(data: Any) -> bool:
     """Whether a JSON value is an lm-eval results file (``results`` beside its configs)."""
     return isinstance(data, dict) and isinstance(data.get("results"), dict) and (
@@ -478,8 +462,11 @@ def _lm_eval_run_beside(path: Path, task: str, benchmark: str | None) -> RunResu
     (``<name>_<date>.json``; None when there is none)."""
     match = _LM_EVAL_SAMPLES.match(path.name)
     for candidate in sorted(path.parent.glob(f"*_{match['date']}.json") if match else []):
-        content = _lm_eval_results(candidate)
-        if content is not None:
+        content, problem = _load_result_json(candidate, None)
+        if problem is not None:
+            raise RunLogError(f"{candidate}: {problem}; put back the results file lm_eval "
+                              "wrote, or move it away (the samples alone can be rescored).")
+        if _is_lm_eval_content(content):
             runs = _lm_eval_result(candidate, content, benchmark)[0]
             return next((run for run in runs if run.task == task), None)
     return None
@@ -568,16 +555,6 @@ def _inspect_recorded(path: Path, spec: Any) -> tuple[str | None, dict[str, Any]
         raise RunLogError(f"{path}: the task metadata's 'options' is {_kind(options)}, not "
                           "an object of benchmark options; give the log the run wrote.")
     return named or benchmark_of_task(spec.task), options
-
-
-def _inspect_options(spec: Any, benchmark: Benchmark,
-                     recorded: dict[str, Any] | None) -> dict[str, Any]:
-    """The run's options: as recorded, else (an older log) its ``-T`` arguments that are
-    options of the benchmark."""
-    if recorded is not None:
-        return recorded
-    known = {f.name for f in dataclasses.fields(benchmark.options_type)}
-    return {k: v for k, v in _task_args(spec).items() if k in known}
 
 
 def _task_args(spec: Any) -> dict[str, Any]:
@@ -1025,23 +1002,18 @@ def _inspect_result(path: Path, give: str) -> tuple[list[RunResult], list[str]]:
     log = _inspect_header(path)
     if log is None:  # a zip or JSON that is not an Inspect log
         raise RunLogError(f"{path}: cannot be read as an Inspect log; {give}.")
-    named, _ = _inspect_recorded(path, log.eval)
-    if named is None or named not in registry.available():
-        return [], [f"skipped {path}: Inspect task {log.eval.task!r} is not a condambig task"]
-    run = _inspect_run(path, log, named)
-    if log.status != "success" or log.results is None:
-        run = dataclasses.replace(run, unfinished=str(log.status))
-    return [_rescorable(run, functools.partial(_read_inspect, header=log))], []
-
-
-def _inspect_run(path: Path, log: Any, named: str) -> RunResult:
-    """The run an Inspect log's header records (of benchmark ``named``): the one
-    conversion both readers take it from."""
     spec = log.eval
+    named, recorded = _inspect_recorded(path, spec)
+    if named is None or named not in registry.available():
+        return [], [f"skipped {path}: Inspect task {spec.task!r} is not a condambig task"]
     metadata = spec.metadata or {}
     benchmark = registry.get(named)
     task = _task_key(spec.task)
-    options = _inspect_options(spec, benchmark, _inspect_recorded(path, spec)[1])
+    known = {f.name for f in dataclasses.fields(benchmark.options_type)}
+    # the run's options: as recorded, else (an older log) its -T arguments that are options
+    # of the benchmark
+    options = recorded if recorded is not None else {
+        k: v for k, v in _task_args(spec).items() if k in known}
     # the temperature the run sampled at: the task's config under the command line's
     # (a variant's task such as condambigqa_paper sets its own), as the plan records it
     temperature = getattr(getattr(log.plan, "config", None), "temperature", None)
@@ -1058,17 +1030,20 @@ def _inspect_run(path: Path, log: Any, named: str) -> RunResult:
     # with several epochs the run's digest covers every epoch's outputs (``<id>@<epoch>``),
     # as condambig-score's of the same log does
     blocks = [score.metadata for score in scores] + [provenance]
-    return RunResult(source=path, framework=INSPECT, model=_inspect_model(spec),
-                     benchmark=named, variant=variant, task=task, metrics=metrics,
-                     stderr=stderr, options=options, judge=judge,
-                     n=_int(log.results.completed_samples) if log.results else None,
-                     judge_base_url=grader_url if judge else None,
-                     created=str(spec.created), **_data_read(block),
-                     version=_task_version(metadata, block) or str(spec.task_version),
-                     task_args=_task_args(spec), provenance=provenance,
-                     outputs_sha256=_recorded_digest(path, blocks),
-                     scoring_sha256=_recorded_digest(path, blocks, SCORING_SHA256_KEY),
-                     logged=functools.cache(functools.partial(_inspect_logged, path, log)))
+    run = RunResult(source=path, framework=INSPECT, model=_inspect_model(spec),
+                    benchmark=named, variant=variant, task=task, metrics=metrics,
+                    stderr=stderr, options=options, judge=judge,
+                    n=_int(log.results.completed_samples) if log.results else None,
+                    judge_base_url=grader_url if judge else None,
+                    created=str(spec.created), **_data_read(block),
+                    version=_task_version(metadata, block) or str(spec.task_version),
+                    task_args=_task_args(spec), provenance=provenance,
+                    outputs_sha256=_recorded_digest(path, blocks),
+                    scoring_sha256=_recorded_digest(path, blocks, SCORING_SHA256_KEY),
+                    logged=functools.cache(functools.partial(_inspect_logged, path, log)),
+                    unfinished=None if log.status == "success" and log.results is not None
+                    else str(log.status))
+    return [_rescorable(run, functools.partial(_read_inspect, header=log))], []
 
 
 def _variant_of_task(benchmark: Benchmark, task: str, options: Mapping[str, Any],
@@ -1154,16 +1129,16 @@ def _record_result(path: Path, data: Mapping[str, Any],
     runs, notices = _score_json_result(path, data)
     source = _object(path, data, "source")
     framework = source.get(run_record.SCORED_BY)
-    read = functools.partial(_read_record, data=data)
-    if framework not in (LM_EVAL, INSPECT):  # condambig-score's numbers
-        return [_rescorable(dataclasses.replace(run, per_sample=path, logged=logged), read)
-                for run in runs], notices
     task = _task_key(_text(source.get("task")) or "")  # the framework's run, as its log says
-    return [_rescorable(dataclasses.replace(
-        run, framework=framework, task=task or run.task, per_sample=path, logged=logged,
-        variant=_variant_of_task(registry.get(run.benchmark), task, run.options),
-        version=_text(data.get("version")), created=_text(source.get("created")),
-        task_args=dict(_object(path, source, "task_args"))), read) for run in runs], notices
+    if framework in (LM_EVAL, INSPECT):  # else condambig-score's numbers
+        runs = [dataclasses.replace(
+            run, framework=framework, task=task or run.task,
+            variant=_variant_of_task(registry.get(run.benchmark), task, run.options),
+            version=_text(data.get("version")), created=_text(source.get("created")),
+            task_args=dict(_object(path, source, "task_args"))) for run in runs]
+    read = functools.partial(_read_record, data=data)
+    return [_rescorable(dataclasses.replace(run, per_sample=path, logged=logged), read)
+            for run in runs], notices
 
 
 # ---------------------------------------------------------------------- per-sample scores
