@@ -131,11 +131,11 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
     logged, notes, reduce = None, [], None
     if args.from_log is not None:
         logged = run_logs.read_run(benchmark, args.from_log, args.task)
-        if logged.later_epochs:  # the run's reducer, refused before anything is scored
+        if logged.logged().later_epochs:  # the run's reducer, refused before anything is scored
             from condambig_tasks import inspect_epochs
             from condambig_tasks.inspect_rescore import PROG
 
-            reduce = inspect_epochs.reducer(logged.epochs_reducer, logged.source,
+            reduce = inspect_epochs.reducer(logged.epochs_reducer, str(logged.source),
                                             f"{PROG} {logged.source}")
         options, notes = run_logs.resolve_options(benchmark, logged, given)
         notes = [*logged.notes, *notes]
@@ -165,7 +165,7 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
     if logged is None:
         outputs, non_text = _read_outputs(benchmark, args.outputs, items, options)
     else:
-        outputs, non_text = logged.outputs_by_id(), logged.non_text_outputs
+        outputs, non_text = logged.outputs_by_id(), logged.logged().non_text
     outputs, surrogates = _replace_lone_surrogates(outputs)
     if surrogates:
         print(f"condambig-score {benchmark.name}: {source}: {surrogates} of {len(outputs)} "
@@ -193,7 +193,7 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
         if args.task is not None:
             command += ["--task", args.task]
         notice = cli_judge.logged_judge_notice(
-            benchmark.name, cli_judge.logged_judge(logged.judge, logged.provenance),
+            benchmark.name, cli_judge.logged_judge(logged.logged().judge, logged.provenance),
             config, command)
         if notice:
             print(f"condambig-score {benchmark.name}: {notice}", file=sys.stderr)
@@ -213,7 +213,7 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
         run.prepare(runtime)
     samples = run_blocking(run.score(selected, runtime))
     scored_outputs = [(benchmark.item_id(item), output) for item, output in selected]
-    if logged is not None and logged.later_epochs:
+    if logged is not None and logged.logged().later_epochs:
         samples, scored_outputs = _reduce_epochs(benchmark, run, runtime, logged, reduce,
                                                  selected, samples)
     if args.per_sample:
@@ -271,13 +271,13 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
     if config is not None and config.base_url:
         result["provenance"]["judge_base_url"] = config.base_url
     if logged is not None:
-        result["source"] = {"framework": logged.framework, "path": logged.source,
+        result["source"] = {"framework": logged.framework, "path": str(logged.source),
                             "task": logged.task, "provenance": logged.provenance}
         _compare_data(benchmark, logged.provenance, result["provenance"])
         result["source"].update(_check_outputs(benchmark, logged, result["provenance"],
                                                whole=not args.limit))
-        if logged.reported:
-            result["reported"] = logged.reported
+        if logged.metrics:
+            result["reported"] = dict(logged.metrics)
     result = json_safe(result)
     if args.record is not None:  # also when judged metrics are withheld: what was scored
         run_record.write(args.record, run_record.build(
@@ -298,7 +298,7 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _reduce_epochs(benchmark: Benchmark, run: BenchmarkRun, runtime: Runtime,
-                   logged: run_logs.RunOutputs, reduce: Any, selected: list,
+                   logged: run_logs.RunResult, reduce: Any, selected: list,
                    first: list) -> tuple[list, list[tuple[str, str]]]:
     """An Inspect run of several epochs: every epoch's outputs scored, each sample's epochs
     reduced with the run's reducer (:mod:`condambig_tasks.inspect_epochs`); and the outputs
@@ -308,7 +308,7 @@ def _reduce_epochs(benchmark: Benchmark, run: BenchmarkRun, runtime: Runtime,
     by_id = {benchmark.item_id(item): item for item, _ in selected}
     outputs = [{benchmark.item_id(item): output for item, output in selected}]
     epochs = [first]
-    for rows in logged.later_epochs:
+    for rows in logged.logged().later_epochs:
         here, _ = _replace_lone_surrogates({row["id"]: row["output"] for row in rows
                                             if row["id"] in by_id})
         outputs.append(here)
@@ -353,7 +353,7 @@ def _compare_data(benchmark: Benchmark, run: dict[str, Any] | None,
               "records); the numbers can differ from the run's.", file=sys.stderr)
 
 
-def _check_outputs(benchmark: Benchmark, logged: run_logs.RunOutputs, here: dict[str, Any],
+def _check_outputs(benchmark: Benchmark, logged: run_logs.RunResult, here: dict[str, Any],
                    whole: bool) -> dict[str, Any]:
     """The run's recorded outputs digest and whether the outputs rescored here give it
     (None: not checked, the run recorded none or ``--limit`` scored a part); a different
@@ -373,7 +373,7 @@ def _check_outputs(benchmark: Benchmark, logged: run_logs.RunOutputs, here: dict
     # refused when the log was read (run_logs.read_run): here it matched
     scoring = logged.scoring_sha256
     return {OUTPUTS_SHA256_KEY: recorded, f"{OUTPUTS_SHA256_KEY}_matched": matched,
-            "task_version": logged.task_version, SCORING_SHA256_KEY: scoring,
+            "task_version": logged.version, SCORING_SHA256_KEY: scoring,
             f"{SCORING_SHA256_KEY}_matched": None if scoring is None else True}
 
 

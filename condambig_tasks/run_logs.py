@@ -26,7 +26,7 @@ Each file is converted once, into a :class:`RunResult` (what the run reported, i
 provenance and digests) whose :class:`Logged` (its outputs and per-sample scores) is read
 when first asked for. :func:`read_results` gives the runs under some paths, for the report
 and the register; :func:`read_scored_samples` their per-sample scores; :func:`read_run`
-one run's outputs (:class:`RunOutputs`), so it can be rescored, e.g. with another judge,
+one run with its outputs, so it can be rescored, e.g. with another judge,
 without generating again.
 """
 
@@ -68,8 +68,6 @@ CLI = "condambig-score"
 _LM_EVAL_SAMPLES = re.compile(
     r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)\.jsonl$")
 _LM_EVAL_RESULTS_DATE = re.compile(r"_(?P<date>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)\.json$")
-# Inspect's own log names start with the creation time (inspect_ai.log._file.log_file_pattern)
-_INSPECT_JSON_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}.*\.json$")
 _WHAT_TO_GIVE = ("give an lm-eval --output_path folder (run with --log_samples), a "
                  "samples_<task>_<date>.jsonl file, an Inspect log (.eval / .json) or folder, "
                  "or a condambig-score --record file")
@@ -81,37 +79,6 @@ class RunLogError(PredictionFileError):
 
 class NotARunFile(RunLogError):
     """A file named directly that is none of the kinds of run this module reads."""
-
-
-@dataclass(frozen=True)
-class RunOutputs:
-    """One framework run: what it generated, with which options, and what it reported."""
-
-    task: str
-    benchmark: str
-    options: dict[str, Any]  # the benchmark options the run generated and scored with
-    judge: dict[str, Any]  # lm-eval judge_* settings that travelled in the docs (no API key)
-    outputs: list[dict[str, str]]  # [{"id", "output"}], the text the run's scorer read
-    source: str
-    framework: str  # LM_EVAL | INSPECT
-    reported: dict[str, float | None]  # metric -> value the run printed (None: NaN)
-    notes: tuple[str, ...] = ()  # one-line notices for the user
-    provenance: dict[str, Any] | None = None  # the run's provenance block, when it has one
-    non_text_outputs: int = 0  # logged responses that were not text (scored as "")
-    # the digest of the outputs the run scored, as it recorded it (None: not recorded):
-    # provenance.outputs_sha256 of the same outputs, when the log was not edited
-    outputs_sha256: str | None = None
-    task_version: str | None = None  # the benchmark's task version the run recorded
-    # provenance.scoring_sha256 the run recorded (None: not recorded, e.g. an older run)
-    scoring_sha256: str | None = None
-    # an Inspect run of several epochs: the outputs of epochs 2.. (``outputs`` is epoch 1's)
-    # and the reducer(s) the run combined each sample's epochs with
-    later_epochs: tuple[tuple[dict[str, str], ...], ...] = ()
-    epochs_reducer: tuple[str, ...] = ()
-    model: str | None = None  # the model the run evaluated, when the log names it
-
-    def outputs_by_id(self) -> dict[str, str]:
-        return {row["id"]: row["output"] for row in self.outputs}
 
 
 @dataclass(frozen=True)
@@ -131,61 +98,55 @@ class Logged:
     non_text: int = 0  # lm-eval: logged responses that were not text (scored as "")
 
 
-@dataclass(frozen=True)
-class _Candidate:
-    """A run found under a path, read only when chosen."""
-
-    framework: str
-    task: str
-    benchmark: str | None
-    path: Path
-    read: Callable[[], RunOutputs] = field(compare=False)
-
-
 # ---------------------------------------------------------------------- entry points
 
 
-def read_run(benchmark: Benchmark, path: str | Path, task: str | None = None) -> RunOutputs:
+def read_run(benchmark: Benchmark, path: str | Path, task: str | None = None) -> RunResult:
     """The run of ``benchmark`` logged at ``path`` (a file or a folder of logs); ``task``
-    chooses among several tasks of the benchmark found there."""
+    chooses among several tasks of the benchmark found there. Its ``logged()`` holds the
+    outputs to rescore; ``version`` is the task version the log recorded (None: none)."""
     root = Path(path)
-    if not root.exists():
-        raise RunLogError(f"{root}: no such file or folder; {_WHAT_TO_GIVE}.")
-    found = _folder_candidates(root) if root.is_dir() else _file_candidates(root)
-    mine = [c for c in found if c.benchmark == benchmark.name]
+    runs, notices = _runs_under(root)
+    found = [run for run in runs if run.rescorable is not None]
+    mine = [run for run in found if run.benchmark == benchmark.name]
     if not mine:
-        others = sorted({f"{c.benchmark} (task {c.task})" for c in found if c.benchmark})
+        others = sorted({f"{run.benchmark} (task {run.task})" for run in found})
         if others:
             raise RunLogError(
                 f"{root}: holds no {benchmark.title} run, only runs of {', '.join(others)}; "
                 f"score those with condambig-score <benchmark> --from-log {root}.")
-        raise RunLogError(f"{root}: holds no condambig run of a known task; {_WHAT_TO_GIVE}.")
+        if any(run.framework == LM_EVAL for run in runs):
+            raise RunLogError(f"{root}: holds lm-eval results but no samples: rerun lm_eval "
+                              "with --log_samples (the scores need every output).")
+        held = "no condambig run of a known task" if runs or notices else "no framework log"
+        raise RunLogError(f"{root}: holds {held}; {_WHAT_TO_GIVE}.")
     if task is not None:
         wanted = _task_key(task)
-        chosen = [c for c in mine if _task_key(c.task) == wanted]
+        chosen = [run for run in mine if _task_key(run.task) == wanted]
         if not chosen:
             raise RunLogError(f"{root}: no run of task {task!r}; found: "
-                              f"{', '.join(sorted({c.task for c in mine}))}.")
+                              f"{', '.join(sorted({run.task for run in mine}))}.")
         mine = chosen
-    tasks = sorted({c.task for c in mine})
+    tasks = sorted({run.task for run in mine})
     if len(tasks) > 1:
         raise RunLogError(f"{root}: holds runs of several {benchmark.title} tasks "
                           f"({', '.join(tasks)}); choose one with --task NAME.")
     if len(mine) > 1:
         raise RunLogError(f"{root}: holds {len(mine)} runs of task {tasks[0]} "
-                          f"({'; '.join(str(c.path) for c in mine)}); give one file.")
-    logged = mine[0].read()  # of ``benchmark``: each reader gives its candidate's
+                          f"({'; '.join(str(run.per_sample or run.source) for run in mine)}); "
+                          "give one file.")
+    logged = mine[0].rescorable()
     _check_scoring_digest(benchmark, logged)
     return dataclasses.replace(logged, notes=logged.notes + _version_notes(benchmark, logged))
 
 
-def _check_scoring_digest(benchmark: Benchmark, logged: RunOutputs) -> None:
+def _check_scoring_digest(benchmark: Benchmark, logged: RunResult) -> None:
     """The options and task version in the log are the ones the run scored with: the
     run's ``scoring_sha256`` over them and its outputs digest is given again (a log
     without one is read as before)."""
     if logged.scoring_sha256 is None or logged.outputs_sha256 is None:
         return
-    here = scoring_sha256(benchmark.name, logged.task_version, logged.options,
+    here = scoring_sha256(benchmark.name, logged.version, logged.options,
                           logged.outputs_sha256)
     if here != logged.scoring_sha256:
         raise RunLogError(
@@ -195,9 +156,9 @@ def _check_scoring_digest(benchmark: Benchmark, logged: RunOutputs) -> None:
             "or score the outputs with condambig-score --outputs and the options you mean.")
 
 
-def _version_notes(benchmark: Benchmark, logged: RunOutputs) -> tuple[str, ...]:
+def _version_notes(benchmark: Benchmark, logged: RunResult) -> tuple[str, ...]:
     """One line when the run was made with another version of the benchmark's task."""
-    recorded = logged.task_version
+    recorded = logged.version
     if recorded is None or recorded == benchmark.version:
         return ()
     try:
@@ -228,7 +189,7 @@ def _same_copies(path: Path, what: str, copies: Iterable[tuple[str, Any]]) -> No
                           "the run; give the log the run wrote.")
 
 
-def resolve_options(benchmark: Benchmark, logged: RunOutputs,
+def resolve_options(benchmark: Benchmark, logged: RunResult,
                     given: Mapping[str, Any]) -> tuple[Any, list[str]]:
     """The typed options to score with, and notices: the run's options, where a command-line
     value may differ only if it changes nothing the model was asked (same items, prompts and
@@ -282,39 +243,6 @@ def benchmark_options(benchmark: Benchmark, values: Mapping[str, Any]) -> dict[s
 # ---------------------------------------------------------------------- finding runs
 
 
-def _folder_candidates(root: Path) -> list[_Candidate]:
-    found = [_lm_eval_candidate(path) for path in sorted(root.rglob("samples_*.jsonl"))]
-    found += _inspect_candidates(root)
-    found += [_record_candidate(path) for path in sorted(root.rglob("*.json"))
-              if run_record.looks_like_record(_head(path))]
-    if not found:
-        if any(_lm_eval_results(path) is not None for path in root.rglob("*.json")):
-            raise RunLogError(f"{root}: holds lm-eval results but no samples: rerun lm_eval "
-                              "with --log_samples (the scores need every output).")
-        raise RunLogError(f"{root}: holds no framework log; {_WHAT_TO_GIVE}.")
-    return found
-
-
-def _file_candidates(path: Path) -> list[_Candidate]:
-    if path.suffix == ".json" and run_record.looks_like_record(_head(path)):
-        return [_record_candidate(path)]
-    if path.suffix == ".jsonl":
-        return [_lm_eval_candidate(path)]
-    if path.suffix == ".json" and _lm_eval_results(path) is not None:
-        date = _LM_EVAL_RESULTS_DATE.search(path.name)
-        siblings = [p for p in sorted(path.parent.glob("samples_*.jsonl"))
-                    if date and (m := _LM_EVAL_SAMPLES.match(p.name)) and m["date"] == date["date"]]
-        if not siblings:
-            raise RunLogError(f"{path}: lm-eval results without samples: rerun lm_eval with "
-                              "--log_samples (the scores need every output).")
-        return [_lm_eval_candidate(p) for p in siblings]
-    if path.suffix in {".eval", ".json"}:
-        header = _inspect_header(path)
-        if header is not None:
-            return [_inspect_candidate(path, header)]
-    raise RunLogError(f"{path}: not an lm-eval samples file or Inspect log; {_WHAT_TO_GIVE}.")
-
-
 def _task_key(task: str) -> str:
     return task.removeprefix(registry.INSPECT_PREFIX)
 
@@ -330,17 +258,6 @@ def _what_was_asked(benchmark: Benchmark, options: Any) -> tuple[int, list[tuple
 
 
 # ---------------------------------------------------------------------- lm-eval
-
-
-def _lm_eval_candidate(path: Path) -> _Candidate:
-    match = _LM_EVAL_SAMPLES.match(path.name)
-    task = match["task"] if match else path.stem
-    # a task the spec does not name (a renamed file, a user's own YAML task over our glue):
-    # the benchmark its docs name
-    benchmark = (benchmark_of_task(task) if match else None) or \
-        _doc_benchmark(path, strict=match is None)
-    return _Candidate(LM_EVAL, task, benchmark, path,
-                      lambda: _read_lm_eval(path, task, benchmark))
 
 
 def _doc_benchmark(path: Path, strict: bool = True) -> str | None:
@@ -371,25 +288,47 @@ def _read_rows(path: Path, first_only: bool = False) -> list[tuple[int, Any]]:
                           f"{_WHAT_TO_GIVE}.") from None
 
 
-def _read_lm_eval(path: Path, task: str, benchmark: str | None) -> RunOutputs:
-    logged = _lm_eval_logged(path)
-    run = _lm_eval_run_beside(path, task, benchmark)
-    block = (run.provenance if run else None) or {}
+def _samples_run(path: Path) -> tuple[list[RunResult], list[str]]:
+    """A samples file's run, for ``--from-log``: the run of its task in the results file of
+    the same run beside it, else the samples alone (their docs give its options)."""
+    match = _LM_EVAL_SAMPLES.match(path.name)
+    task = match["task"] if match else path.stem
+    # a task the spec does not name (a renamed file, a user's own YAML task over our glue):
+    # the benchmark its docs name
+    benchmark = (benchmark_of_task(task) if match else None) or \
+        _doc_benchmark(path, strict=match is None)
+    if benchmark is None:
+        return [], [f"skipped {path}: not a condambig task"]
+    run = _lm_eval_run_beside(path, task, benchmark) or RunResult(
+        source=path, framework=LM_EVAL, model=None, benchmark=benchmark,
+        variant=registry.get(benchmark).variants[0], task=task, metrics={}, per_sample=path,
+        logged=functools.cache(functools.partial(_lm_eval_logged, path)))
+    return [_rescorable(run, _read_lm_eval)], []
+
+
+def _rescorable(run: RunResult, read: Callable[[RunResult], RunResult]) -> RunResult:
+    """``run`` with how ``--from-log`` reads it for rescoring (when chosen)."""
+    return dataclasses.replace(run, rescorable=functools.partial(read, run))
+
+
+def _read_lm_eval(run: RunResult) -> RunResult:
+    """A samples file's run: its outputs and the options its docs carry, with what the
+    results file of the same run beside it reported (none: a samples file alone, whose
+    variant its docs' options give)."""
+    path = run.per_sample
+    logged = run.logged()
+    block = run.provenance or {}
     _same_copies(path, "recorded options", [
         ("the samples' docs", logged.options),
         ("the results' provenance block", _dict_or_none(block.get("options")))])
     notes = () if not logged.non_text else (
         f"{path}: {logged.non_text} of {len(logged.outputs)} logged responses are not text; "
         "they are scored as empty outputs (non_text_outputs).",)
-    return RunOutputs(task=task, benchmark=benchmark or "?", options=logged.options,
-                      judge=logged.judge, outputs=logged.outputs, source=str(path),
-                      framework=LM_EVAL, reported=dict(run.metrics) if run else {},
-                      provenance=run.provenance if run else None, notes=notes,
-                      non_text_outputs=logged.non_text,
-                      task_version=_text(block.get("task_version")),
-                      outputs_sha256=run.outputs_sha256 if run else None,
-                      scoring_sha256=run.scoring_sha256 if run else None,
-                      model=run.model if run else None)
+    variant = run.variant if run.source != path else \
+        variant_for(registry.get(run.benchmark), logged.options)
+    return dataclasses.replace(run, source=path, variant=variant, options=logged.options,
+                               notes=notes, version=_text(block.get("task_version")),
+                               rescorable=None, logged=lambda: logged)
 
 
 def _lm_eval_logged(path: Path) -> Logged:
@@ -483,22 +422,6 @@ def _shape_error(path: Path, number: int, problem: str) -> RunLogError:
                        "writes it for a condambig task (give the file lm_eval wrote).")
 
 
-def _lm_eval_results(path: Path) -> dict[str, Any] | None:
-    """The content of an lm-eval results file (``<name>_<date>.json`` holding ``results``
-    and ``configs``), None for another file; a file so named that is not JSON is an error."""
-    if path.name.startswith("samples_") or not _LM_EVAL_RESULTS_DATE.search(path.name):
-        return None
-    try:
-        data = json_files.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError):
-        return None
-    except json_files.JsonFileError as error:
-        raise RunLogError(f"{path}: cannot be read as JSON ({error}); put back the results "
-                          "file lm_eval wrote, or move it away (the samples alone can be "
-                          "rescored).") from None
-    return data if _is_lm_eval_content(data) else None
-
-
 def _is_lm_eval_content(data: Any) -> bool:
     """Whether a JSON value is an lm-eval results file (``results`` beside its configs)."""
     return isinstance(data, dict) and isinstance(data.get("results"), dict) and (
@@ -539,8 +462,11 @@ def _lm_eval_run_beside(path: Path, task: str, benchmark: str | None) -> RunResu
     (``<name>_<date>.json``; None when there is none)."""
     match = _LM_EVAL_SAMPLES.match(path.name)
     for candidate in sorted(path.parent.glob(f"*_{match['date']}.json") if match else []):
-        content = _lm_eval_results(candidate)
-        if content is not None:
+        content, problem = _load_result_json(candidate, None)
+        if problem is not None:
+            raise RunLogError(f"{candidate}: {problem}; put back the results file lm_eval "
+                              "wrote, or move it away (the samples alone can be rescored).")
+        if _is_lm_eval_content(content):
             runs = _lm_eval_result(candidate, content, benchmark)[0]
             return next((run for run in runs if run.task == task), None)
     return None
@@ -557,36 +483,19 @@ def _check_unique(path: Path, outputs: list[dict[str, str]]) -> None:
 # ---------------------------------------------------------------------- run records
 
 
-def _load_record(path: Path) -> Mapping[str, Any]:
-    data, _ = _load_result_json(path, strict=True)
-    return run_record.check(path, data if isinstance(data, dict) else {})
-
-
-def _record_candidate(path: Path) -> _Candidate:
-    data = _load_record(path)
-    named = data["benchmark"] if data["benchmark"] in registry.available() else None
-    source = _object(path, data, "source")
-    task = _task_key(_text(source.get("task")) or (
-        variant_for(registry.get(named), data["options"]).task if named else data["benchmark"]))
-    return _Candidate(CLI, task, named, path, lambda: _read_record(path, data, task))
-
-
-def _read_record(path: Path, data: Mapping[str, Any], task: str) -> RunOutputs:
+def _read_record(run: RunResult, data: Mapping[str, Any]) -> RunResult:
     """A run record's outputs, options and digests, for rescoring."""
-    [run] = _record_result(path, data, strict=True)[0]
+    path = run.source
     outputs = run_record.outputs(path, data)
     if {row["id"] for row in outputs} != {sample.id for sample in run.logged().samples}:
         raise RunLogError(f"{path}: its outputs are not one per sample (a run of several "
                           "epochs); rescore the log it was made from.")
     _check_unique(path, outputs)
-    return _run_outputs(run, Logged(outputs, None), task=task, framework=CLI,
-                        model=_text(data.get("model")), task_version=_text(data.get("version")))
-
-
-def _record_samples(path: Path, data: Mapping[str, Any]) -> Logged:
-    """A record's per-sample scores; its outputs are read by :func:`_read_record` alone
-    (they must be text to rescore; the report needs none)."""
-    return Logged(outputs=[], samples=run_record.samples(path, data))
+    task = _text(_object(path, data, "source").get("task"))
+    return dataclasses.replace(run, task=_task_key(task or run.task), framework=CLI,
+                               model=_text(data.get("model")), rescorable=None,
+                               version=_text(data.get("version")),
+                               logged=lambda: Logged(outputs, None))
 
 
 def record_of_log(path: Path) -> dict[str, Any]:
@@ -604,10 +513,11 @@ def record_of_log(path: Path) -> dict[str, Any]:
         raise RunLogError(f"{path}: no run record without scoring again: {scored.reason}; "
                           f"make it with condambig-score {run.benchmark} --from-log {path} "
                           "--record FILE.")
-    logged = read_run(registry.get(run.benchmark), path)
+    logged = run.rescorable()  # the log read once: the report's run, its outputs
+    _check_scoring_digest(registry.get(run.benchmark), logged)
     provenance = {**(logged.provenance or {}), OUTPUTS_SHA256_KEY: logged.outputs_sha256,
                   SCORING_SHA256_KEY: logged.scoring_sha256}
-    summary = {"benchmark": run.benchmark, "version": logged.task_version or run.version,
+    summary = {"benchmark": run.benchmark, "version": logged.version or run.version,
                "options": logged.options, "n_scored": len(scored.samples),
                "metrics": dict(run.metrics), "stderr": dict(run.stderr),
                "judge": {"model": run.judge, "base_url": run.judge_base_url}
@@ -615,21 +525,10 @@ def record_of_log(path: Path) -> dict[str, Any]:
                "source": {"framework": run.framework, "path": str(path), "task": logged.task,
                           run_record.SCORED_BY: run.framework, "created": run.created,
                           "task_args": dict(run.task_args)}}
-    return run_record.build(summary, [(row["id"], row["output"]) for row in logged.outputs],
-                            scored.samples, run.model)
+    return run_record.build(summary, logged.outputs_by_id().items(), scored.samples, run.model)
 
 
 # ---------------------------------------------------------------------- Inspect
-
-
-def _inspect_candidates(root: Path) -> list[_Candidate]:
-    """The Inspect logs under ``root``, found by the names Inspect gives them (as
-    ``inspect_ai.log``'s ``is_log_file``: a ``.eval``, a ``.json`` named from its time), so
-    no other file is opened and inspect_ai (seconds to import) only for a log."""
-    logs = [path for path in sorted(root.rglob("*.*")) if path.is_file() and (
-        path.suffix == ".eval" or _INSPECT_JSON_NAME.match(path.name))]
-    headers = [(path, _inspect_header(path)) for path in logs]
-    return [_inspect_candidate(path, header) for path, header in headers if header is not None]
 
 
 def _inspect_header(path: Path) -> Any:
@@ -658,19 +557,6 @@ def _inspect_recorded(path: Path, spec: Any) -> tuple[str | None, dict[str, Any]
     return named or benchmark_of_task(spec.task), options
 
 
-def _inspect_options(spec: Any, benchmark: str | None,
-                     recorded: dict[str, Any] | None) -> dict[str, Any]:
-    """The run's options: as recorded, else (an older log) its ``-T`` arguments that are
-    options of the benchmark."""
-    if recorded is not None:
-        return recorded
-    options = _task_args(spec)
-    if benchmark is None or benchmark not in registry.available():
-        return options
-    known = {f.name for f in dataclasses.fields(registry.get(benchmark).options_type)}
-    return {k: v for k, v in options.items() if k in known}
-
-
 def _task_args(spec: Any) -> dict[str, Any]:
     """The ``-T`` arguments an Inspect run was given (those left at None dropped)."""
     return {key: value for key, value in (spec.task_args or {}).items() if value is not None}
@@ -682,15 +568,10 @@ def _task_version(metadata: Mapping[str, Any], block: Mapping[str, Any]) -> str 
     return _text(metadata.get("full_task_version")) or _text(block.get("task_version"))
 
 
-def _inspect_candidate(path: Path, header: Any) -> _Candidate:
-    benchmark, _ = _inspect_recorded(path, header.eval)
-    return _Candidate(INSPECT, header.eval.task, benchmark, path,
-                      lambda: _read_inspect(path, header, benchmark))
-
-
-def _read_inspect(path: Path, header: Any, benchmark: str) -> RunOutputs:
-    spec = header.eval
-    run = _inspect_run(path, header, benchmark)
+def _read_inspect(run: RunResult, header: Any) -> RunResult:
+    """An Inspect run's outputs for rescoring, with notes on what ``--from-log`` scores
+    otherwise than the run did, once its copies of its options and version agree."""
+    path, spec = run.source, header.eval
     logged = run.logged()
     if not (logged.outputs or logged.later_epochs or logged.failed):
         raise RunLogError(f"{path}: the Inspect log holds no samples (run with "
@@ -723,10 +604,10 @@ def _read_inspect(path: Path, header: Any, benchmark: str) -> RunOutputs:
         ("the task metadata", _text(metadata.get("full_task_version"))),
         ("its provenance block", _text(block.get("task_version")))])
     reducer = spec.config.epochs_reducer
-    return _run_outputs(run, logged, task=spec.task, notes=tuple(notes),
-                        task_version=_task_version(metadata, block),
-                        epochs_reducer=tuple([reducer] if isinstance(reducer, str)
-                                             else reducer or ()))
+    return dataclasses.replace(run, task=spec.task, notes=tuple(notes), rescorable=None,
+                               version=_task_version(metadata, block),
+                               epochs_reducer=tuple([reducer] if isinstance(reducer, str)
+                                                    else reducer or ()))
 
 
 def _inspect_logged(path: Path, log: Any) -> Logged:
@@ -765,19 +646,6 @@ def _inspect_logged(path: Path, log: Any) -> Logged:
     return Logged(outputs=list(by_epoch[0]), samples=None if reason else samples,
                   reason=reason, later_epochs=tuple(by_epoch[1:]),
                   failed=sum(sample.failed for sample in logged))
-
-
-def _run_outputs(run: RunResult, logged: Logged, **recorded: Any) -> RunOutputs:
-    """The outputs to rescore of a run read by :func:`read_results`' conversion (what the
-    run recorded, ``recorded`` where the log says more)."""
-    fields: dict[str, Any] = {
-        "task": run.task, "benchmark": run.benchmark, "options": dict(run.options),
-        "judge": logged.judge, "outputs": logged.outputs, "source": str(run.source),
-        "framework": run.framework, "reported": dict(run.metrics),
-        "provenance": run.provenance, "outputs_sha256": run.outputs_sha256,
-        "scoring_sha256": run.scoring_sha256, "model": run.model,
-        "later_epochs": logged.later_epochs, "non_text_outputs": logged.non_text}
-    return RunOutputs(**{**fields, **recorded})
 
 
 def _dict_or_none(value: Any) -> dict[str, Any] | None:
@@ -825,7 +693,8 @@ RESULTS_EXPECTED = ("an lm-eval results file (results_*.json) or --output_path f
 
 @dataclass(frozen=True)
 class RunResult:
-    """One model on one task variant, as one framework recorded it."""
+    """One model on one task variant, as one framework recorded it: the one run type every
+    reader gives (the report's and the register's runs, the run ``--from-log`` rescores)."""
 
     source: Path
     framework: str  # LM_EVAL | INSPECT | CLI
@@ -844,7 +713,7 @@ class RunResult:
     # where its per-sample scores are: lm-eval's samples file, a condambig-score --per-sample
     # file (None: none found; an Inspect log holds its own)
     per_sample: Path | None = None
-    notes: tuple[str, ...] = ()  # what the reader assumed about the run
+    notes: tuple[str, ...] = ()  # what the reader assumed about the run, one line each
     # the data it read, from its provenance block: how many records, from which files
     # (their names; a hub dataset's name), None / () when not recorded
     data_records: int | None = None
@@ -857,6 +726,17 @@ class RunResult:
     # its samples, read once when first asked for (a saved condambig-score JSON's: those of
     # the --per-sample file that goes with it; None: none found)
     logged: Callable[[], Logged] | None = field(default=None, compare=False, repr=False)
+    # an Inspect run of several epochs: the reducer(s) it combined each sample's epochs with
+    epochs_reducer: tuple[str, ...] = ()
+    unfinished: str | None = None  # an Inspect run that did not finish: its log's status
+    # the run as --from-log rescores it (its outputs checked, notes on what it assumed),
+    # read when chosen; None: the run holds no outputs to rescore
+    rescorable: Callable[[], RunResult] | None = field(default=None, compare=False,
+                                                       repr=False)
+
+    def outputs_by_id(self) -> dict[str, str]:
+        """Id -> the output the run's scorer read (of epoch 1 in an Inspect run)."""
+        return {row["id"]: row["output"] for row in self.logged().outputs}
 
 
 @dataclass
@@ -869,16 +749,15 @@ def read_results(paths: Iterable[str | Path]) -> RunResults:
     """Every run under ``paths`` (files or folders), in the order given; a file of another
     kind named directly is an error, one met in a folder a notice."""
     found = RunResults()
-    per_sample: list[tuple[Path, list[ScoredSample]]] = []
+    # a --per-sample file given and also found in a folder given is attached once
+    per_sample: dict[Path, tuple[Path, list[ScoredSample]]] = {}
     read: set[Path] = set()  # a file given and also found in a folder given is read once
     for raw in paths:
         path = Path(raw)
-        if not path.exists():
-            raise RunLogError(f"{path}: no such file or folder; expected {RESULTS_EXPECTED}.")
         if path.is_file() and path.suffix == ".jsonl":
-            per_sample.append((path, _read_per_sample_file(path)))
+            per_sample.setdefault(path.resolve(), (path, _read_per_sample_file(path)))
             continue
-        files = _result_files_in(path) if path.is_dir() else [path]
+        files = _run_files(path, from_log=False)
         if not files:
             raise RunLogError(f"{path}: holds no results_*.json, .eval or .json file; "
                               f"expected {RESULTS_EXPECTED}.")
@@ -886,17 +765,16 @@ def read_results(paths: Iterable[str | Path]) -> RunResults:
             if file.resolve() in read:
                 continue
             read.add(file.resolve())
-            runs, notices = _read_result_file(file, strict=not path.is_dir())
-            found.runs.extend(runs)
+            runs, notices = _read_file(file, strict=not path.is_dir(), from_log=False)
+            found.runs.extend(run for run in runs if run.unfinished is None)
             found.notices.extend(notices)
-            if path.is_dir():
-                per_sample += [(beside, _read_per_sample_file(beside))
-                               for beside in _per_sample_files_beside(file, runs)]
-    attached: set[Path] = set()
-    for path, samples in per_sample:
-        if path.resolve() not in attached:  # given and also found in a folder given
-            attached.add(path.resolve())
-            _attach_per_sample(found, path, samples)
+            found.notices.extend(f"skipped {run.source}: the Inspect run did not finish "
+                                 f"(status {run.unfinished})" for run in runs if run.unfinished)
+            for beside in _per_sample_files_beside(file, runs) if path.is_dir() else []:
+                per_sample.setdefault(beside.resolve(),
+                                      (beside, _read_per_sample_file(beside)))
+    for path, samples in per_sample.values():
+        _attach_per_sample(found, path, samples)
     found.runs[:], notices = each_run_once(found.runs)
     found.notices.extend(notices)
     return found
@@ -938,23 +816,53 @@ def _per_sample_files_beside(saved: Path, runs: list[RunResult]) -> list[Path]:
                   if path.is_file() and not _LM_EVAL_SAMPLES.match(path.name))
 
 
-def _result_files_in(folder: Path) -> list[Path]:
-    """lm-eval results and Inspect logs under a folder (lm-eval's samples_*.jsonl, Inspect's
-    logs.json listing and other JSON are left alone)."""
-    return sorted(p for p in folder.rglob("*") if p.is_file() and (
-        p.suffix == ".eval" or (p.suffix == ".json" and p.name != "logs.json")))
-
-
 _INSPECT_JSON_HEAD = re.compile(r'\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:')
 
 
-def _read_result_file(path: Path, strict: bool) -> tuple[list[RunResult], list[str]]:
-    if path.suffix == ".eval":
-        return _inspect_result(path)
+def _give(from_log: bool) -> str:
+    """What to give the command: ``--from-log`` rescores outputs, the report reads results."""
+    return _WHAT_TO_GIVE if from_log else f"expected {RESULTS_EXPECTED}"
+
+
+def _run_files(path: Path, from_log: bool) -> list[Path]:
+    """The files that may hold runs: ``path`` itself, or under a folder its Inspect logs
+    (``.eval``), its JSON (lm-eval results, Inspect logs, run records, condambig-score
+    results; not Inspect's ``logs.json`` listing) and, for ``--from-log``, lm-eval's
+    samples files, after the results files they may go with."""
+    if not path.exists():
+        raise RunLogError(f"{path}: no such file or folder; {_give(from_log)}.")
+    if path.is_file():
+        return [path]
+    return sorted((p for p in path.rglob("*") if p.is_file() and (
+        p.suffix == ".eval" or (p.suffix == ".json" and p.name != "logs.json")
+        or (from_log and p.suffix == ".jsonl" and p.name.startswith("samples_")))),
+        key=lambda p: (p.suffix == ".jsonl", p))
+
+
+def _runs_under(root: Path) -> tuple[list[RunResult], list[str]]:
+    """``--from-log``'s runs under ``root``: an lm-eval samples file is the run of the
+    results file beside it when that file holds its task, else a run of its own."""
+    runs: list[RunResult] = []
+    notices: list[str] = []
+    for file in _run_files(root, from_log=True):
+        if file not in {run.per_sample for run in runs}:
+            found, skipped = _read_file(file, strict=file == root, from_log=True)
+            runs += found
+            notices += skipped
+    return runs, notices
+
+
+def _read_file(path: Path, strict: bool, from_log: bool) -> tuple[list[RunResult], list[str]]:
+    """The runs one file holds, each converted by its format's reader; a file of no format
+    read here is an error when named directly (``strict``), else a notice."""
+    give = _give(from_log)
+    if path.suffix == ".jsonl":  # lm-eval samples (the report reads a .jsonl as --per-sample)
+        return _samples_run(path)
+    if path.suffix == ".eval" or (path.suffix == ".json" and _INSPECT_JSON_HEAD.match(
+            _head(path))):  # without parsing a large log twice
+        return _inspect_result(path, give)
     if path.suffix == ".json":
-        if _INSPECT_JSON_HEAD.match(_head(path)):  # without parsing a large log twice
-            return _inspect_result(path)
-        data, problem = _load_result_json(path, strict)
+        data, problem = _load_result_json(path, give if strict else None)
         if problem is not None:
             return [], [f"skipped {path}: {problem}"]
         if run_record.is_record(data):
@@ -962,12 +870,12 @@ def _read_result_file(path: Path, strict: bool) -> tuple[list[RunResult], list[s
         if _is_lm_eval_content(data):
             return _lm_eval_result(path, data)
         if isinstance(data, dict) and isinstance(data.get("eval"), dict):
-            return _inspect_result(path)
+            return _inspect_result(path, give)
         if isinstance(data, dict) and isinstance(data.get("metrics"), dict) and \
                 isinstance(data.get("benchmark"), str):
             return _score_json_result(path, data)
     if strict:
-        raise NotARunFile(f"{path}: not {RESULTS_EXPECTED}.")
+        raise NotARunFile(f"{path}: not a run of lm-eval, Inspect or condambig-score; {give}.")
     return [], [f"skipped {path}: not an lm-eval, Inspect or condambig-score result"]
 
 
@@ -979,15 +887,14 @@ def _head(path: Path) -> str:
         return ""
 
 
-def _load_result_json(path: Path, strict: bool) -> tuple[Any, str | None]:
-    """The file's value, or (in a folder) why it cannot be read."""
+def _load_result_json(path: Path, give: str | None) -> tuple[Any, str | None]:
+    """The file's value, or (in a folder: ``give`` None) why it cannot be read."""
     try:
         return json_files.loads(path.read_text(encoding="utf-8")), None
     except (OSError, UnicodeDecodeError, json_files.JsonFileError) as error:
-        if not strict:
+        if give is None:
             return None, f"cannot be read as JSON ({error})"
-        raise RunLogError(f"{path}: cannot be read as JSON ({error}); expected "
-                          f"{RESULTS_EXPECTED}.") from None
+        raise RunLogError(f"{path}: cannot be read as JSON ({error}); {give}.") from None
 
 
 def _lm_eval_result(path: Path, data: Mapping[str, Any], benchmark_name: str | None = None,
@@ -1019,7 +926,7 @@ def _lm_eval_result(path: Path, data: Mapping[str, Any], benchmark_name: str | N
                                     {**metadata, **variant.options})
         n_samples = _object(path, counts, task)
         samples = _lm_eval_samples_file(path, task)
-        runs.append(RunResult(
+        run = RunResult(
             source=path, framework=LM_EVAL, model=model, benchmark=benchmark.name,
             variant=variant, task=task, metrics=metrics, stderr=stderr,
             n=_int(n_samples.get("effective", n_samples.get("original"))), options=options,
@@ -1031,7 +938,8 @@ def _lm_eval_result(path: Path, data: Mapping[str, Any], benchmark_name: str | N
             provenance=_provenance(path, metadata),
             scoring_sha256=_recorded_digest(path, [provenance], SCORING_SHA256_KEY),
             logged=None if samples is None else functools.cache(
-                functools.partial(_lm_eval_logged, samples))))
+                functools.partial(_lm_eval_logged, samples)))
+        runs.append(run if samples is None else _rescorable(run, _read_lm_eval))
     return runs, notices
 
 
@@ -1088,27 +996,24 @@ def _created(value: Any) -> str | None:
     return str(value) if value else None
 
 
-def _inspect_result(path: Path) -> tuple[list[RunResult], list[str]]:
+def _inspect_result(path: Path, give: str) -> tuple[list[RunResult], list[str]]:
+    """An Inspect log's run from its header (its samples read when asked for); one that did
+    not finish is marked ``unfinished``: the report skips it, ``--from-log`` scores it."""
     log = _inspect_header(path)
     if log is None:  # a zip or JSON that is not an Inspect log
-        raise RunLogError(f"{path}: cannot be read as an Inspect log; expected "
-                          f"{RESULTS_EXPECTED}.")
-    named, _ = _inspect_recorded(path, log.eval)
-    if named is None or named not in registry.available():
-        return [], [f"skipped {path}: Inspect task {log.eval.task!r} is not a condambig task"]
-    if log.status != "success" or log.results is None:
-        return [], [f"skipped {path}: the Inspect run did not finish (status {log.status})"]
-    return [_inspect_run(path, log, named)], []
-
-
-def _inspect_run(path: Path, log: Any, named: str) -> RunResult:
-    """The run an Inspect log's header records (of benchmark ``named``): the one
-    conversion both readers take it from."""
+        raise RunLogError(f"{path}: cannot be read as an Inspect log; {give}.")
     spec = log.eval
+    named, recorded = _inspect_recorded(path, spec)
+    if named is None or named not in registry.available():
+        return [], [f"skipped {path}: Inspect task {spec.task!r} is not a condambig task"]
     metadata = spec.metadata or {}
     benchmark = registry.get(named)
     task = _task_key(spec.task)
-    options = _inspect_options(spec, named, _inspect_recorded(path, spec)[1])
+    known = {f.name for f in dataclasses.fields(benchmark.options_type)}
+    # the run's options: as recorded, else (an older log) its -T arguments that are options
+    # of the benchmark
+    options = recorded if recorded is not None else {
+        k: v for k, v in _task_args(spec).items() if k in known}
     # the temperature the run sampled at: the task's config under the command line's
     # (a variant's task such as condambigqa_paper sets its own), as the plan records it
     temperature = getattr(getattr(log.plan, "config", None), "temperature", None)
@@ -1125,17 +1030,20 @@ def _inspect_run(path: Path, log: Any, named: str) -> RunResult:
     # with several epochs the run's digest covers every epoch's outputs (``<id>@<epoch>``),
     # as condambig-score's of the same log does
     blocks = [score.metadata for score in scores] + [provenance]
-    return RunResult(source=path, framework=INSPECT, model=_inspect_model(spec),
-                     benchmark=named, variant=variant, task=task, metrics=metrics,
-                     stderr=stderr, options=options, judge=judge,
-                     n=_int(log.results.completed_samples) if log.results else None,
-                     judge_base_url=grader_url if judge else None,
-                     created=str(spec.created), **_data_read(block),
-                     version=_task_version(metadata, block) or str(spec.task_version),
-                     task_args=_task_args(spec), provenance=provenance,
-                     outputs_sha256=_recorded_digest(path, blocks),
-                     scoring_sha256=_recorded_digest(path, blocks, SCORING_SHA256_KEY),
-                     logged=functools.cache(functools.partial(_inspect_logged, path, log)))
+    run = RunResult(source=path, framework=INSPECT, model=_inspect_model(spec),
+                    benchmark=named, variant=variant, task=task, metrics=metrics,
+                    stderr=stderr, options=options, judge=judge,
+                    n=_int(log.results.completed_samples) if log.results else None,
+                    judge_base_url=grader_url if judge else None,
+                    created=str(spec.created), **_data_read(block),
+                    version=_task_version(metadata, block) or str(spec.task_version),
+                    task_args=_task_args(spec), provenance=provenance,
+                    outputs_sha256=_recorded_digest(path, blocks),
+                    scoring_sha256=_recorded_digest(path, blocks, SCORING_SHA256_KEY),
+                    logged=functools.cache(functools.partial(_inspect_logged, path, log)),
+                    unfinished=None if log.status == "success" and log.results is not None
+                    else str(log.status))
+    return [_rescorable(run, functools.partial(_read_inspect, header=log))], []
 
 
 def _variant_of_task(benchmark: Benchmark, task: str, options: Mapping[str, Any],
@@ -1215,19 +1123,22 @@ def _record_result(path: Path, data: Mapping[str, Any],
         if strict:
             raise
         return [], [f"skipped {error}"]
-    logged = functools.cache(functools.partial(_record_samples, path, data))
+    # its per-sample scores; its outputs are read by _read_record alone (they must be text
+    # to rescore; the report needs none)
+    logged = functools.cache(lambda: Logged(outputs=[], samples=run_record.samples(path, data)))
     runs, notices = _score_json_result(path, data)
     source = _object(path, data, "source")
     framework = source.get(run_record.SCORED_BY)
-    if framework not in (LM_EVAL, INSPECT):  # condambig-score's numbers
-        return [dataclasses.replace(run, per_sample=path, logged=logged) for run in runs], \
-            notices
     task = _task_key(_text(source.get("task")) or "")  # the framework's run, as its log says
-    return [dataclasses.replace(
-        run, framework=framework, task=task or run.task, per_sample=path, logged=logged,
-        variant=_variant_of_task(registry.get(run.benchmark), task, run.options),
-        version=_text(data.get("version")), created=_text(source.get("created")),
-        task_args=dict(_object(path, source, "task_args"))) for run in runs], notices
+    if framework in (LM_EVAL, INSPECT):  # else condambig-score's numbers
+        runs = [dataclasses.replace(
+            run, framework=framework, task=task or run.task,
+            variant=_variant_of_task(registry.get(run.benchmark), task, run.options),
+            version=_text(data.get("version")), created=_text(source.get("created")),
+            task_args=dict(_object(path, source, "task_args"))) for run in runs]
+    read = functools.partial(_read_record, data=data)
+    return [_rescorable(dataclasses.replace(run, per_sample=path, logged=logged), read)
+            for run in runs], notices
 
 
 # ---------------------------------------------------------------------- per-sample scores

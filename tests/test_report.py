@@ -412,7 +412,8 @@ def test_register_entries_report_the_real_inspect_runs(real_runs, tmp_path):
 def test_a_path_of_the_wrong_kind_is_one_error_line(tmp_path):
     other = tmp_path / "other.json"
     other.write_text(json.dumps({"hello": "world"}))
-    for path, expected in ((other, "not an lm-eval results file"),
+    for path, expected in ((other, "other.json: not a run of lm-eval, Inspect or "
+                                        "condambig-score; expected an lm-eval results file"),
                            (tmp_path / "missing", "no such file or folder")):
         result = warm_start.run([executable("condambig-report"), str(path), "-o",
                                  str(tmp_path / "r.md")], env=subprocess_env(),

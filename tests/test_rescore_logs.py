@@ -123,7 +123,8 @@ def test_unknown_ids_in_a_log_are_an_error(tmp_path, use_fixture_data, capsys):
     (lambda p: _write_results(p, {"ambignq": {"f1_answer_all": 0.1}}),
      "rerun lm_eval with --log_samples"),
     (lambda p: (p / "notes.json").write_text('{"a": 1}') and p / "notes.json",
-     "not an lm-eval samples file or Inspect log"),
+     "notes.json: not a run of lm-eval, Inspect or condambig-score; give an lm-eval "
+     "--output_path folder"),
     (lambda p: (p / "empty").mkdir() or p / "empty", "holds no framework log"),
     (lambda p: _write_samples(p, "condambigqa", [_row(_doc("condambigqa", "q1"), "x")]),
      "holds no AmbigNQ run, only runs of condambigqa (task condambigqa)"),
