@@ -844,11 +844,13 @@ def _runs_under(root: Path) -> tuple[list[RunResult], list[str]]:
     results file beside it when that file holds its task, else a run of its own."""
     runs: list[RunResult] = []
     notices: list[str] = []
+    attached: set[Path | None] = set()  # the samples files of the results read so far
     for file in _run_files(root, from_log=True):
-        if file not in {run.per_sample for run in runs}:
+        if file not in attached:
             found, skipped = _read_file(file, strict=file == root, from_log=True)
             runs += found
             notices += skipped
+            attached.update(run.per_sample for run in found)
     return runs, notices
 
 

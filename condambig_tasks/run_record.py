@@ -36,8 +36,6 @@ from condambig_tasks.errors import PredictionFileError
 VERSION_KEY = "record_version"
 SCORED_BY = "scored_by"  # in ``source``: the framework whose run wrote the record
 RECORD_VERSION = 1  # raise it when a key changes meaning or a required key is added
-# written first, so a reader tells a record from other JSON by its first bytes
-_HEAD = re.compile(r'\s*\{\s*"' + VERSION_KEY + r'"\s*:')
 
 
 class RunRecordError(PredictionFileError):
@@ -69,11 +67,6 @@ def write(path: Path, record: Mapping[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n",
                     encoding="utf-8")
-
-
-def looks_like_record(head: str) -> bool:
-    """Whether a file's first characters open a run record."""
-    return _HEAD.match(head) is not None
 
 
 def is_record(data: Any) -> bool:
