@@ -23,7 +23,7 @@ from pathlib import Path
 
 from condambig_tasks import registry
 from condambig_tasks.errors import ConfigurationError
-from condambig_tasks.report.scales import axis_label, spec_scale
+from condambig_tasks.report.scales import AXIS_LABELS, spec_scale
 from condambig_tasks.report.sections import Section, by_benchmark, run_names
 
 DPI = 100
@@ -65,19 +65,9 @@ def _pyplot():
     return plt
 
 
-def draw(path: Path, title: str, panels: Sequence[Panel]) -> Path:
-    """Grouped bars, one subplot per panel, saved as a WIDTH_PX × HEIGHT_PX PNG; one legend
-    entry and one colour per series label across the panels."""
-    plt = _pyplot()
-    figure = compose(title, panels)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=DPI)
-    plt.close(figure)
-    return path
-
-
 def compose(title: str, panels: Sequence[Panel]):
-    """The matplotlib figure :func:`draw` saves (laid out, titles fitted)."""
+    """Grouped bars, one subplot per panel, laid out at WIDTH_PX × HEIGHT_PX and titles
+    fitted; one legend entry and one colour per series label across the panels."""
     plt = _pyplot()
     columns = min(len(panels), 2)
     rows = (len(panels) + columns - 1) // columns
@@ -92,20 +82,19 @@ def compose(title: str, panels: Sequence[Panel]):
                            (True, plt.get_cmap("Pastel1").colors)):
         members = [label for label in labels if (label in paper) == group]
         colours.update({label: palette[i % len(palette)] for i, label in enumerate(members)})
-    handles: dict[str, object] = {}
-    for index, panel in enumerate(panels):
-        axis = axes[index // columns][index % columns]
+    handles: dict[str, object] = {}  # per label, its first bars (every series draws some)
+    cells = list(axes.flat)
+    for axis, panel in zip(cells, panels, strict=False):
         _draw_panel(axis, panel, colours, handles)
-    for index in range(len(panels), rows * columns):
-        axes[index // columns][index % columns].set_visible(False)
-    bars = any(any(s.intervals) for panel in panels for s in panel.series)
+    for axis in cells[len(panels):]:
+        axis.set_visible(False)
     figure.suptitle(title, fontsize=10)
-    ordered = [label for label in labels if label in handles]
     key = f"hatched: the paper\n{MISSING}: not reported by the run" + (
-        "\nerror bars: 95 % interval" if bars else "")
-    figure.legend([handles[label] for label in ordered], ordered, loc="outside right upper",
+        "\nerror bars: 95 % interval"
+        if any(any(s.intervals) for panel in panels for s in panel.series) else "")
+    figure.legend([handles[label] for label in labels], labels, loc="outside right upper",
                   fontsize=7, title=key, title_fontsize=7, alignment="left")
-    _fit_titles(figure, [axes[i // columns][i % columns] for i in range(len(panels))])
+    _fit_titles(figure, cells[:len(panels)])
     return figure
 
 
@@ -147,10 +136,9 @@ def _draw_panel(axis, panel: Panel, colours: Mapping[str, object],
         positions = [g + (slots[g].index(number) - (len(slots[g]) - 1) / 2) * width
                      for g in placed]
         heights = [series.values[g] or 0.0 for g in placed]
-        handle = axis.bar(positions, heights, width, color=colours[series.label],
-                          edgecolor="black", linewidth=0.4, label=series.label,
-                          hatch=PAPER_HATCH if series.paper else None)
-        handles.setdefault(series.label, handle)
+        handles.setdefault(series.label, axis.bar(
+            positions, heights, width, color=colours[series.label], edgecolor="black",
+            linewidth=0.4, label=series.label, hatch=PAPER_HATCH if series.paper else None))
         _error_bars(axis, series, placed, positions)
         for x, g in zip(positions, placed, strict=True):
             value = series.values[g]
@@ -204,12 +192,11 @@ def section_panels(section: Section) -> list[Panel]:
                 paper.setdefault(entry.model, {}).setdefault(entry.metric, entry.value)
         series = ours + [Bars(f"{model} (paper)", [values.get(m) for m in metrics], paper=True)
                          for model, values in paper.items()]
-        heading = f"{section.variant.task}: {section.variant.description}"
-        if name:
-            heading = f"{name} — {heading}"
-        title = textwrap.fill(textwrap.shorten(heading, 2 * TITLE_WIDTH, placeholder=" …"),
-                              TITLE_WIDTH)
-        result.append(Panel(title, metrics, series, axis_label(scale)))
+        heading = " — ".join(filter(None, [
+            name, f"{section.variant.task}: {section.variant.description}"]))
+        result.append(Panel(textwrap.fill(textwrap.shorten(heading, 2 * TITLE_WIDTH,
+                                                           placeholder=" …"), TITLE_WIDTH),
+                            metrics, series, AXIS_LABELS[scale]))
     return result
 
 
@@ -222,7 +209,11 @@ def make_figures(sections: Sequence[Section], folder: Path) -> tuple[dict[str, P
         benchmark = registry.get(name)
         panels = [panel for section in benchmark_sections for panel in section_panels(section)]
         if panels:
-            made[name] = draw(folder / f"{name}.png", benchmark.title, panels)
+            figure = compose(benchmark.title, panels)
+            folder.mkdir(parents=True, exist_ok=True)
+            made[name] = folder / f"{name}.png"
+            figure.savefig(made[name], dpi=DPI)
+            _pyplot().close(figure)
         else:
             plotted = ", ".join(spec.name for spec in benchmark.metric_specs if spec.plot)
             skipped[name] = (f"no run reports a metric the {benchmark.title} figure draws "

@@ -17,7 +17,7 @@ SCALES = (FRACTION, PERCENT, COUNT)
 
 _HEADER = {FRACTION: "0–1", PERCENT: "%", COUNT: "count"}
 _DECIMALS = {FRACTION: 4, PERCENT: 2, COUNT: 2}
-_AXIS = {FRACTION: "score (0–1)", PERCENT: "percent", COUNT: "count"}
+AXIS_LABELS = {FRACTION: "score (0–1)", PERCENT: "percent", COUNT: "count"}  # a figure's y-axis
 
 
 def spec_scale(spec: MetricSpec) -> str:
@@ -38,11 +38,6 @@ def metric_scale(benchmark: str, metric: str) -> str:
 def header(benchmark: str, metric: str) -> str:
     """A column title naming the scale: ``<metric> (%)``, ``<metric> (0–1)``, ``<metric> (count)``."""
     return f"{metric} ({_HEADER[metric_scale(benchmark, metric)]})"
-
-
-def axis_label(scale: str) -> str:
-    """A figure's y-axis title for values on ``scale``."""
-    return _AXIS[scale]
 
 
 def format_value(value: float | None, benchmark: str, metric: str, *,

@@ -37,12 +37,10 @@ class Section:
 
     def metrics(self) -> list[str]:
         """Every metric some run reports, in the benchmark's spec order (others after)."""
-        present = {name for run in self.runs for name in run.metrics}
         order = [spec.name for spec in registry.get(self.benchmark).metric_specs]
-        ordered = [name for name in order if name in present]
-        rest = [name for run in self.runs for name in run.metrics
-                if name in present and name not in ordered]
-        return ordered + list(dict.fromkeys(rest))
+        reported = list(dict.fromkeys(name for run in self.runs for name in run.metrics))
+        return ([name for name in order if name in reported]
+                + [name for name in reported if name not in order])
 
 
 def build_sections(runs: Sequence[RunResult], data: PaperData,
@@ -61,9 +59,8 @@ def build_sections(runs: Sequence[RunResult], data: PaperData,
         s.variant.task))
     for section in ordered:
         section.paper = data.for_section(section.benchmark, section.variant)
-        models = [entry.model for entry in section.paper]
-        section.matched = [paper_model_for(run.model, models, data, explicit)
-                           for run in section.runs]
+        section.matched = [paper_model_for(run.model, [entry.model for entry in section.paper],
+                                           data, explicit) for run in section.runs]
     return ordered
 
 
@@ -83,15 +80,11 @@ def run_names(runs: Sequence[RunResult], short: bool = False) -> list[str]:
     """Per run, as the paired table and the notes name it, ``model (framework[, what tells
     it apart])``; ``short``, as a figure labels its bar: ``<model's last path part>
     (framework)[, what tells it apart]``."""
-    names = []
-    for run, extra in zip(runs, told_apart(runs, lambda run: (run.model, run.framework)),
-                          strict=True):
-        if short:
-            name = run.model.strip().rstrip("/").split("/")[-1] or run.model
-            names.append(with_extra(f"{name} ({framework_label(run)})", extra))
-        else:
-            names.append(f"{run.model} ({with_extra(framework_label(run), extra)})")
-    return names
+    named = zip(runs, told_apart(runs, lambda run: (run.model, run.framework)), strict=True)
+    if short:
+        return [with_extra(f"{run.model.strip().rstrip('/').split('/')[-1] or run.model} "
+                           f"({framework_label(run)})", extra) for run, extra in named]
+    return [f"{run.model} ({with_extra(framework_label(run), extra)})" for run, extra in named]
 
 
 def row_heads(runs: Sequence[RunResult]) -> list[list[str]]:

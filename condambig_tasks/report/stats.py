@@ -142,16 +142,16 @@ def _without_samples(result: RunUncertainty) -> RunUncertainty:
 
 def run_uncertainty(run: RunResult, settings: Settings) -> RunUncertainty:
     # without resamples nothing is computed from per-sample scores: they are not read
-    result = RunUncertainty(scored=read_scored_samples(run) if settings.resamples else
-                            ScoredRun(None, reason="--bootstrap-resamples 0"))
+    scored = (read_scored_samples(run) if settings.resamples else
+              ScoredRun(None, reason="--bootstrap-resamples 0"))
+    result = RunUncertainty(scored=scored)
     estimates = {}
-    scored = result.scored
     if scored.samples is not None:
+        benchmark = registry.get(run.benchmark)
         result.samples = len(scored.samples)
-        result.units = len(Units.of(registry.get(run.benchmark), scored.samples))
-    if scored.samples is not None and settings.resamples:
-        estimates = uncertainty(registry.get(run.benchmark), scored.samples, scored.options,
-                                scored.judged, resamples=settings.resamples, seed=settings.seed)
+        result.units = len(Units.of(benchmark, scored.samples))
+        estimates = uncertainty(benchmark, scored.samples, scored.options, scored.judged,
+                                resamples=settings.resamples, seed=settings.seed)
     for name, value in run.metrics.items():
         if value is None:
             continue
