@@ -93,8 +93,8 @@ def _run(arguments: argparse.Namespace) -> int:
     output.parent.mkdir(parents=True, exist_ok=True)
     figures, skipped = {}, {}
     if not arguments.no_figures:
-        folder = arguments.figures_dir or output.parent / "figures"
-        figures, skipped = make_figures(sections, folder)
+        figures, skipped = make_figures(sections,
+                                        arguments.figures_dir or output.parent / "figures")
         for benchmark, reason in skipped.items():
             print(f"{PROG}: no {benchmark} figure: {reason}", file=sys.stderr)
     output.write_text(render_report(inputs, sections, data, figures, skipped, output.parent,

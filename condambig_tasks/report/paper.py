@@ -58,11 +58,6 @@ class PaperData:
     notes: Mapping[str, str]
     aliases: Mapping[str, tuple[str, ...]]  # paper model -> names our runs may carry
 
-    def for_section(self, benchmark: str, section: Variant) -> list[PaperEntry]:
-        """The numbers that apply to runs of one variant, in file order."""
-        return [e for e in self.entries
-                if e.benchmark == benchmark and same_or_narrower(benchmark, section, e.task)]
-
 
 def same_or_narrower(benchmark: str, section: Variant, paper_task: str) -> bool:
     """Whether a paper number recorded for ``paper_task`` applies to runs of ``section``

@@ -9,7 +9,7 @@ from typing import Any
 
 from condambig_tasks import registry
 from condambig_tasks.benchmark import Variant
-from condambig_tasks.report.paper import PaperData, PaperEntry, paper_model_for
+from condambig_tasks.report.paper import PaperData, PaperEntry, paper_model_for, same_or_narrower
 from condambig_tasks.run_logs import CLI, INSPECT, LM_EVAL, RunResult
 
 # how the report names the framework a run came from
@@ -58,7 +58,9 @@ def build_sections(runs: Sequence[RunResult], data: PaperData,
         if s.variant in registry.get(s.benchmark).variants else len(benchmarks),
         s.variant.task))
     for section in ordered:
-        section.paper = data.for_section(section.benchmark, section.variant)
+        # the numbers that apply to runs of the variant, in file order
+        section.paper = [e for e in data.entries if e.benchmark == section.benchmark
+                         and same_or_narrower(section.benchmark, section.variant, e.task)]
         section.matched = [paper_model_for(run.model, [entry.model for entry in section.paper],
                                            data, explicit) for run in section.runs]
     return ordered

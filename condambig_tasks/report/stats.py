@@ -174,12 +174,12 @@ def pair_row(section: Section, a: int, b: int, settings: Settings) -> PairRow:
     """Δ (B − A) of runs ``a`` and ``b``'s headline, or why there is none."""
     benchmark = registry.get(section.benchmark)
     sides = [section.uncertainty[a].scored, section.uncertainty[b].scored]
-    missing = [(label, s.reason) for label, s in zip("AB", sides, strict=True)
+    missing = [label for label, s in zip("AB", sides, strict=True)
                if s is None or s.samples is None]
     if missing:
         # why, and what to run, is said once per run in the task's notes
         return PairRow(a, b, None, reason="not compared: no per-sample scores for "
-                       + " and ".join(label for label, _ in missing) + " (see the notes)")
+                       + " and ".join(missing) + " (see the notes)")
     first, second = sides
     if options_to_json(benchmark, first.options) != options_to_json(benchmark, second.options):
         # one summary rule for both sides: a pair scored with other options is not
@@ -189,10 +189,11 @@ def pair_row(section: Section, a: int, b: int, settings: Settings) -> PairRow:
     if judges is not None:
         return PairRow(a, b, None, reason=judges)
     metric = headline_metric(benchmark, first.options, first.judged)
-    if metric is None and headline_metric(benchmark, second.options, second.judged) is None:
+    other = headline_metric(benchmark, second.options, second.judged)
+    if metric is None and other is None:
         return PairRow(a, b, None, reason="not compared: the headline needs a judge and "
                                           "neither run had one")
-    if metric is None or metric != headline_metric(benchmark, second.options, second.judged):
+    if metric != other:
         return PairRow(a, b, None, reason="the runs have no common headline metric (one "
                                           "judged, one not)")
     withheld = withheld_headline(section.runs[a], section.runs[b], metric)

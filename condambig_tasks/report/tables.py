@@ -107,21 +107,19 @@ def comparison_table(section: Section) -> list[str]:
     columns = ["Model", "Run", "n", "Paper model", "Metric", "Ours", "Paper",
                "Δ (ours − paper)", "Paper source"]
     heads = row_heads(section.runs)
-    rows, compared = [], set()
+    rows = []
     for index, (run, paper_model) in enumerate(zip(section.runs, section.matched, strict=True)):
         for metric in metrics:
             entry = section.paper_value(paper_model, metric)
             ours = run.metrics.get(metric)
             if entry is None or ours is None:
                 continue
-            compared.add(metric)
             rows.append([*heads[index], paper_model, header(section.benchmark, metric),
                          value_cell(section, index, metric), paper_text(entry),
                          format_value(ours - entry.value, section.benchmark, metric,
                                       signed=True), entry.where])
     # a metric the runs report but no matched paper model has is not "without a run value"
-    rest = [m for m in metrics if m not in compared
-            and all(run.metrics.get(m) is None for run in section.runs)]
+    rest = [m for m in metrics if all(run.metrics.get(m) is None for run in section.runs)]
     lines = ["Compared with the paper:", ""]
     lines += markdown_table(columns, rows) if rows else [
         "No run has a value for a metric of a paper model it is matched with (see the notes)."]
@@ -186,18 +184,16 @@ def paired_table(section: Section, settings: Settings | None) -> list[str]:
         value = functools.partial(format_value, benchmark=section.benchmark, metric=metric)
         interval = ("—" if comparison.ci95_low is None else
                     f"[{value(comparison.ci95_low, signed=True)}, {value(comparison.ci95_high, signed=True)}]")
-        p_value = p_value_text(comparison)
         items = (f"paired ({comparison.shared_units} "
                  f"{registry.get(section.benchmark).resampling_unit}s)" if comparison.paired
                  else f"unpaired (different item sets: {comparison.units_a}, "
                       f"{comparison.units_b})")
         rows.append(row + [header(section.benchmark, metric), value(comparison.delta, signed=True),
-                           interval, p_value, items])
-    resamples = f"{settings.resamples} resamples, seed {settings.seed}" if settings else ""
+                           interval, p_value_text(comparison), items])
+    resamples = f", {settings.resamples} resamples, seed {settings.seed}" if settings else ""
     return [f"Paired comparison, {section.pairing or 'every pair of runs'} (bootstrap of the "
-            f"{registry.get(section.benchmark).resampling_unit}s"
-            f"{', ' + resamples if resamples else ''}; paired when both runs scored the same "
-            "items):", "", *markdown_table(columns, rows)]
+            f"{registry.get(section.benchmark).resampling_unit}s{resamples}; paired when both "
+            "runs scored the same items):", "", *markdown_table(columns, rows)]
 
 
 def p_value_text(comparison: Comparison) -> str:
@@ -233,8 +229,7 @@ def data_notes(section: Section) -> list[str]:
         except ConfigurationError:
             continue
         if expected is not None and expected != run.data_records:
-            key = (run.data_records, run.data_sources, expected)
-            groups.setdefault(key, []).append(name)
+            groups.setdefault((run.data_records, run.data_sources, expected), []).append(name)
     lines = []
     for (records, sources, expected), names in groups.items():
         read = f"{records:,} records" + (f" ({', '.join(sources)})" if sources else "")
@@ -274,9 +269,8 @@ def uncertainty_notes(section: Section) -> list[str]:
 def _paper_notes(section: Section, data: PaperData) -> list[str]:
     if not section.paper:
         return []
-    lines = []
-    splits = list(dict.fromkeys(e.split for e in section.paper))
-    lines += [f"- Paper split: {data.splits.get(key, key)}." for key in splits]
+    lines = [f"- Paper split: {data.splits.get(key, key)}."
+             for key in dict.fromkeys(e.split for e in section.paper)]
     if any(not e.comparable for e in section.paper):
         lines.append(f"- {NOT_SAME} not the same quantity as our metric: shown for context, "
                      "no Δ.")
@@ -285,9 +279,8 @@ def _paper_notes(section: Section, data: PaperData) -> list[str]:
     if unmatched:
         lines.append("- No paper model matched " + ", ".join(f"`{m}`" for m in unmatched)
                      + " (name one with `--paper-model OURS=PAPER`).")
-    for key in dict.fromkeys(e.note for e in section.paper if e.note):
-        lines.append(f"- {data.notes.get(key, key)}")
-    return lines
+    return lines + [f"- {data.notes.get(key, key)}"
+                    for key in dict.fromkeys(e.note for e in section.paper if e.note)]
 
 
 def _sources(sections: Sequence[Section]) -> list[str]:
