@@ -185,12 +185,11 @@ def section_panels(section: Section) -> list[Panel]:
         ours = [Bars(label, [run.metrics.get(m) for m in metrics],
                      intervals=[ci95.get(m) for m in metrics])
                 for label, run, ci95 in zip(labels, section.runs, intervals, strict=True)]
-        paper: dict[str, dict[str, float]] = {}
-        for entry in section.paper:
-            if entry.comparable and entry.metric in metrics:
-                paper.setdefault(entry.model, {}).setdefault(entry.metric, entry.value)
-        series = ours + [Bars(f"{model} (paper)", [values.get(m) for m in metrics], paper=True)
-                         for model, values in paper.items()]
+        paper_models = dict.fromkeys(entry.model for entry in section.paper
+                                     if entry.comparable and entry.metric in metrics)
+        series = ours + [Bars(f"{model} (paper)", [
+            entry and entry.value for entry in (section.paper_value(model, m) for m in metrics)
+        ], paper=True) for model in paper_models]
         heading = " — ".join(filter(None, [
             name, f"{section.variant.task}: {section.variant.description}"]))
         result.append(Panel(textwrap.fill(textwrap.shorten(heading, 2 * TITLE_WIDTH,

@@ -99,8 +99,10 @@ def attach_statistics(sections: Sequence[Section], settings: Settings) -> None:
             for a, b in by_later[index]:
                 rows[(a, b)] = pair_row(section, a, b, settings)
             for done in {index, *(i for pair in by_later[index] for i in pair)}:
-                if last_use[done] == index:
-                    section.uncertainty[done] = _without_samples(section.uncertainty[done])
+                # the run's per-sample scores let go (their counts kept for the notes)
+                scored = section.uncertainty[done].scored
+                if last_use[done] == index and scored is not None and scored.samples is not None:
+                    section.uncertainty[done].scored = dataclasses.replace(scored, samples=[])
         section.pairs = [rows[pair] for pair in plan]
 
 
@@ -116,9 +118,9 @@ def pair_plan(section: Section, settings: Settings) -> tuple[list[tuple[int, int
                  if run.model == settings.baseline or short_model_name(run.model) == wanted]
         if bases:
             others = [index for index in range(count) if index not in bases]
-            plan = [(base, other) for base in bases for other in others]
-            plan += list(itertools.combinations(bases, 2))
-            return plan, f"each run against the baseline {settings.baseline}"
+            return ([(base, other) for base in bases for other in others]
+                    + list(itertools.combinations(bases, 2)),
+                    f"each run against the baseline {settings.baseline}")
     if settings.pairs == ALL:
         pairs = count * (count - 1) // 2
         if pairs > MAX_ALL_PAIRS:
@@ -131,13 +133,6 @@ def pair_plan(section: Section, settings: Settings) -> tuple[list[tuple[int, int
                if settings.baseline is not None else "")
     return [(index, index + 1) for index in range(count - 1)], \
         f"each run against the next one{missing}"
-
-
-def _without_samples(result: RunUncertainty) -> RunUncertainty:
-    """The run's estimates with its per-sample scores let go (their counts kept)."""
-    if result.scored is None or result.scored.samples is None:
-        return result
-    return dataclasses.replace(result, scored=dataclasses.replace(result.scored, samples=[]))
 
 
 def run_uncertainty(run: RunResult, settings: Settings) -> RunUncertainty:

@@ -85,12 +85,11 @@ def _section_block(section: Section, data: PaperData,
                    settings: Settings | None = None) -> list[str]:
     lines = [f"### Task `{section.variant.task}`", ""]
     if section.paper:
-        lines += comparison_table(section) + [""]
-        lines += paper_rows_table(section) + [""]
+        lines += [*comparison_table(section), "", *paper_rows_table(section), ""]
     else:
         lines += ["The papers publish no number for this task.", ""]
-    lines += [f"All metrics of our runs ({len(section.runs)}):", ""]
-    lines += all_metrics_table(section) + [""]
+    lines += [f"All metrics of our runs ({len(section.runs)}):", "", *all_metrics_table(section),
+              ""]
     if len(section.runs) > 1:
         lines += paired_table(section, settings) + [""]
     lines += _notes(section, data)
@@ -143,17 +142,15 @@ def value_cell(section: Section, index: int, metric: str) -> str:
 def paper_rows_table(section: Section) -> list[str]:
     """Every published number for the task: one row per paper model and table."""
     metrics = list(dict.fromkeys(e.metric for e in section.paper))
-    keys = list(dict.fromkeys((e.model, e.table) for e in section.paper))
     columns = ["Paper model", *(header(section.benchmark, m) for m in metrics), "Source"]
+    found: dict[tuple[str, str], dict[str, PaperEntry]] = {}  # (model, table): metric -> first
+    for entry in section.paper:
+        found.setdefault((entry.model, entry.table), {}).setdefault(entry.metric, entry)
     rows = []
-    for model, table in keys:
-        entries = [e for e in section.paper if e.model == model and e.table == table]
-        cells = []
-        for metric in metrics:
-            entry = next((e for e in entries if e.metric == metric), None)
-            cells.append("—" if entry is None else
-                         paper_text(entry) + ("" if entry.comparable else NOT_SAME))
-        rows.append([model, *cells, entries[0].where])
+    for (model, _), entries in found.items():
+        cells = ["—" if metric not in entries else paper_text(entries[metric])
+                 + ("" if entries[metric].comparable else NOT_SAME) for metric in metrics]
+        rows.append([model, *cells, next(iter(entries.values())).where])
     return ["The paper's rows:", "", *markdown_table(columns, rows)]
 
 
