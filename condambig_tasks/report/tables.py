@@ -74,8 +74,8 @@ def _benchmark_block(benchmark: str, sections: Sequence[Section], data: PaperDat
     for section in sections:
         lines += _section_block(section, data, settings)
     if benchmark in figures:
-        relative = _relative(figures[benchmark], report_dir)
-        lines += [f"![{registry.get(benchmark).title}]({relative})", ""]
+        lines += [f"![{registry.get(benchmark).title}]"
+                  f"({_relative(figures[benchmark], report_dir)})", ""]
     elif benchmark in skipped:
         lines += [f"No figure: {skipped[benchmark]}.", ""]
     return lines
@@ -249,12 +249,11 @@ def uncertainty_notes(section: Section) -> list[str]:
                                         else "") + ".")
         elif sources:
             lines.append(f"- ± of {name}: the framework's own standard error.")
-        scored = estimates.scored
         lacking = len(estimates.source) < sum(v is not None for v in run.metrics.values())
-        if scored is not None and estimates.samples is None:
-            lines.append(f"- No per-sample scores for {name}: {scored.reason}"
+        if estimates.scored is not None and estimates.samples is None:
+            lines.append(f"- No per-sample scores for {name}: {estimates.scored.reason}"
                          + ("; no ± where the framework gave none." if lacking else "."))
-        elif scored is not None and lacking and not sources:
+        elif estimates.scored is not None and lacking and not sources:
             lines.append(f"- No ± for {name}: its {estimates.samples} samples fall in "
                          f"{estimates.units} {unit}(s); a standard error needs two or more.")
         if any(kind == NORMAL for kind in estimates.interval.values()):
