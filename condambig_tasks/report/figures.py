@@ -135,9 +135,10 @@ def _draw_panel(axis, panel: Panel, colours: Mapping[str, object],
         # the centre of the series' bar among the group's slots
         positions = [g + (slots[g].index(number) - (len(slots[g]) - 1) / 2) * width
                      for g in placed]
-        handles.setdefault(series.label, axis.bar(
-            positions, [series.values[g] or 0.0 for g in placed], width, color=colours[series.label], edgecolor="black",
-            linewidth=0.4, label=series.label, hatch=PAPER_HATCH if series.paper else None))
+        bars = axis.bar(positions, [series.values[g] or 0.0 for g in placed], width,
+                        color=colours[series.label], edgecolor="black", linewidth=0.4,
+                        label=series.label, hatch=PAPER_HATCH if series.paper else None)
+        handles.setdefault(series.label, bars)
         _error_bars(axis, series, placed, positions)
         for x, g in zip(positions, placed, strict=True):
             value = series.values[g]
