@@ -431,16 +431,6 @@ def _is_lm_eval_content(data: Any) -> bool:
 LM_EVAL_FILTER = "none"  # our tasks define no filters: every metric key ends in ",none"
 
 
-def lm_eval_task_metrics(
-    values: Mapping[str, Any],
-) -> tuple[dict[str, float | None], dict[str, float]]:
-    """One task's entry of lm-eval's ``results``: metric -> value (None: NaN) and
-    metric -> standard error (only where lm-eval gave a number, not ``"N/A"``)."""
-    ours = {key.partition(",")[0]: value for key, value in values.items()
-            if key.partition(",")[2] == LM_EVAL_FILTER}
-    return _metrics_and_stderr(ours)
-
-
 def _metrics_and_stderr(
     values: Mapping[str, Any],
 ) -> tuple[dict[str, float | None], dict[str, float]]:
@@ -531,37 +521,6 @@ def record_of_log(path: Path) -> dict[str, Any]:
 # ---------------------------------------------------------------------- Inspect
 
 
-def _inspect_header(path: Path) -> Any:
-    """The log's header, or None when ``path`` is not an Inspect log."""
-    from inspect_ai.log import read_eval_log
-
-    try:
-        return read_eval_log(str(path), header_only=True)
-    except Exception:  # noqa: BLE001 - any failure to parse means "not an Inspect log"
-        return None
-
-
-def _inspect_recorded(path: Path, spec: Any) -> tuple[str | None, dict[str, Any] | None]:
-    """The benchmark and options an Inspect log's task metadata records (None: not
-    recorded: a log of another task, or written before the task recorded them); the
-    benchmark of an older log is its task name's."""
-    metadata = spec.metadata or {}
-    named = metadata.get("benchmark")
-    if not isinstance(named, (str, type(None))):
-        raise RunLogError(f"{path}: the task metadata's 'benchmark' is {_kind(named)}, not a "
-                          "benchmark name; give the log the run wrote.")
-    options = metadata.get("options")
-    if options is not None and not isinstance(options, dict):
-        raise RunLogError(f"{path}: the task metadata's 'options' is {_kind(options)}, not "
-                          "an object of benchmark options; give the log the run wrote.")
-    return named or benchmark_of_task(spec.task), options
-
-
-def _task_args(spec: Any) -> dict[str, Any]:
-    """The ``-T`` arguments an Inspect run was given (those left at None dropped)."""
-    return {key: value for key, value in (spec.task_args or {}).items() if value is not None}
-
-
 def _task_version(metadata: Mapping[str, Any], block: Mapping[str, Any]) -> str | None:
     """The full task version an Inspect run recorded: in its task metadata, else in its
     provenance block (None: neither, e.g. an older log)."""
@@ -586,10 +545,10 @@ def _read_inspect(run: RunResult, header: Any) -> RunResult:
     metadata = spec.metadata or {}
     roles = {name: getattr(config, "model", str(config))
              for name, config in (spec.model_roles or {}).items()}
-    if "grader" in roles and metadata.get("judged", True):
-        notes.append(f"the run was judged by the Inspect grader {roles.pop('grader')}; "
+    grader = roles.pop("grader", None)
+    if grader is not None and metadata.get("judged", True):
+        notes.append(f"the run was judged by the Inspect grader {grader}; "
                      "condambig-score judges with --judge-model / $CONDAMBIG_JUDGE_MODEL.")
-    roles.pop("grader", None)
     if roles:
         notes.append("the run bound Inspect model role(s) "
                      f"{', '.join(f'{k}={v}' for k, v in roles.items())}; condambig-score "
@@ -652,20 +611,21 @@ def _dict_or_none(value: Any) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _recorded_digest(path: Path, blocks: Iterable[Mapping[str, Any] | None],
-                     key: str = OUTPUTS_SHA256_KEY) -> str | None:
-    """The first digest ``key`` recorded in ``blocks`` (an Inspect log's score metadata,
-    where the task-end hook of :mod:`condambig.null_reasons` writes ``outputs_sha256``; a
-    provenance block); None in a log without one."""
-    for block in blocks:
-        digest = (block or {}).get(key)
-        if digest is None:
-            continue
-        if not isinstance(digest, str):
+def _recorded_digests(path: Path, blocks: Iterable[Mapping[str, Any] | None],
+                      ) -> dict[str, str | None]:
+    """``outputs_sha256`` and ``scoring_sha256``: the first of each recorded in ``blocks``
+    (an Inspect log's score metadata, where the task-end hook of
+    :mod:`condambig.null_reasons` writes them; a provenance block); None in a log without
+    one."""
+    found = {}
+    for key in (OUTPUTS_SHA256_KEY, SCORING_SHA256_KEY):
+        digest = next((block[key] for block in blocks if block and block.get(key) is not None),
+                      None)
+        if digest is not None and not isinstance(digest, str):
             raise RunLogError(f"{path}: its recorded {key!r} is {_kind(digest)}, not a "
                               "sha256; give the log the run wrote.")
-        return digest
-    return None
+        found[key] = digest
+    return found
 
 
 def _provenance(path: Path, metadata: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -913,7 +873,8 @@ def _lm_eval_result(path: Path, data: Mapping[str, Any], benchmark_name: str | N
             raise RunLogError(f"{path}: 'results' of task {task!r} is {_kind(values)}, not an "
                               f"object; expected {RESULTS_EXPECTED}.")
         metadata = _object(path, _object(path, configs, task), "metadata")
-        provenance = _provenance(path, metadata) or {}
+        block = _provenance(path, metadata)
+        provenance = block or {}
         placed = _lm_eval_variant(task, provenance)
         if isinstance(placed, str) and benchmark_name in registry.available():
             placed = registry.get(benchmark_name), registry.get(benchmark_name).variants[0]
@@ -922,7 +883,10 @@ def _lm_eval_result(path: Path, data: Mapping[str, Any], benchmark_name: str | N
                 notices.append(f"skipped task {task!r} in {path}: {placed}")
             continue
         benchmark, variant = placed
-        metrics, stderr = lm_eval_task_metrics(values)
+        # lm-eval's "<metric>,none" / "<metric>_stderr,none" ("N/A": no standard error)
+        metrics, stderr = _metrics_and_stderr({key.partition(",")[0]: value for key, value
+                                               in values.items()
+                                               if key.partition(",")[2] == LM_EVAL_FILTER})
         recorded = provenance.get("options")
         options = benchmark_options(benchmark, recorded if isinstance(recorded, dict) else
                                     {**metadata, **variant.options})
@@ -936,9 +900,8 @@ def _lm_eval_result(path: Path, data: Mapping[str, Any], benchmark_name: str | N
             judge_base_url=_text(provenance.get("judge_base_url"))
             or _text(metadata.get("judge_base_url")),
             created=_created(data.get("date")), per_sample=samples,
-            outputs_sha256=_recorded_digest(path, [provenance]), **_data_read(provenance),
-            provenance=_provenance(path, metadata),
-            scoring_sha256=_recorded_digest(path, [provenance], SCORING_SHA256_KEY),
+            **_recorded_digests(path, [provenance]), **_data_read(provenance),
+            provenance=block,
             logged=None if samples is None else functools.cache(
                 functools.partial(_lm_eval_logged, samples)))
         runs.append(run if samples is None else _rescorable(run, _read_lm_eval))
@@ -1001,21 +964,34 @@ def _created(value: Any) -> str | None:
 def _inspect_result(path: Path, give: str) -> tuple[list[RunResult], list[str]]:
     """An Inspect log's run from its header (its samples read when asked for); one that did
     not finish is marked ``unfinished``: the report skips it, ``--from-log`` scores it."""
-    log = _inspect_header(path)
-    if log is None:  # a zip or JSON that is not an Inspect log
-        raise RunLogError(f"{path}: cannot be read as an Inspect log; {give}.")
+    from inspect_ai.log import read_eval_log
+
+    try:
+        log = read_eval_log(str(path), header_only=True)
+    except Exception:  # noqa: BLE001 - a zip or JSON that is not an Inspect log
+        raise RunLogError(f"{path}: cannot be read as an Inspect log; {give}.") from None
     spec = log.eval
-    named, recorded = _inspect_recorded(path, spec)
+    metadata = spec.metadata or {}
+    # the benchmark and options the task metadata records (an older log: its task name's
+    # benchmark, its -T arguments that are options of it)
+    named, options = metadata.get("benchmark"), metadata.get("options")
+    if not isinstance(named, (str, type(None))):
+        raise RunLogError(f"{path}: the task metadata's 'benchmark' is {_kind(named)}, not a "
+                          "benchmark name; give the log the run wrote.")
+    if options is not None and not isinstance(options, dict):
+        raise RunLogError(f"{path}: the task metadata's 'options' is {_kind(options)}, not "
+                          "an object of benchmark options; give the log the run wrote.")
+    named = named or benchmark_of_task(spec.task)
     if named is None or named not in registry.available():
         return [], [f"skipped {path}: Inspect task {spec.task!r} is not a condambig task"]
-    metadata = spec.metadata or {}
     benchmark = registry.get(named)
     task = _task_key(spec.task)
-    known = {f.name for f in dataclasses.fields(benchmark.options_type)}
-    # the run's options: as recorded, else (an older log) its -T arguments that are options
-    # of the benchmark
-    options = recorded if recorded is not None else {
-        k: v for k, v in _task_args(spec).items() if k in known}
+    # the -T arguments the run was given (those left at None dropped)
+    task_args = {key: value for key, value in (spec.task_args or {}).items()
+                 if value is not None}
+    if options is None:
+        known = {f.name for f in dataclasses.fields(benchmark.options_type)}
+        options = {key: value for key, value in task_args.items() if key in known}
     # the temperature the run sampled at: the task's config under the command line's
     # (a variant's task such as condambigqa_paper sets its own), as the plan records it
     temperature = getattr(getattr(log.plan, "config", None), "temperature", None)
@@ -1039,9 +1015,8 @@ def _inspect_result(path: Path, give: str) -> tuple[list[RunResult], list[str]]:
                     judge_base_url=grader_url if judge else None,
                     created=str(spec.created), **_data_read(block),
                     version=_task_version(metadata, block) or str(spec.task_version),
-                    task_args=_task_args(spec), provenance=provenance,
-                    outputs_sha256=_recorded_digest(path, blocks),
-                    scoring_sha256=_recorded_digest(path, blocks, SCORING_SHA256_KEY),
+                    task_args=task_args, provenance=provenance,
+                    **_recorded_digests(path, blocks),
                     logged=functools.cache(functools.partial(_inspect_logged, path, log)),
                     unfinished=None if log.status == "success" and log.results is not None
                     else str(log.status))
@@ -1111,8 +1086,7 @@ def _score_json_result(path: Path, data: Mapping[str, Any]) -> tuple[list[RunRes
                       benchmark=named, variant=variant, task=variant.task, metrics=metrics,
                       stderr=stderr, ci95=ci95, n=_int(data.get("n_scored")), options=options,
                       judge=_text(judge), judge_base_url=_text(judge_base_url),
-                      outputs_sha256=_recorded_digest(path, [provenance]),
-                      scoring_sha256=_recorded_digest(path, [provenance], SCORING_SHA256_KEY),
+                      **_recorded_digests(path, [provenance]),
                       provenance=dict(provenance) or None, **_data_read(data))], []
 
 
