@@ -299,7 +299,7 @@ def _samples_run(path: Path) -> tuple[list[RunResult], list[str]]:
         _doc_benchmark(path, strict=match is None)
     if benchmark is None:
         return [], [f"skipped {path}: not a condambig task"]
-    run = _lm_eval_run_beside(path, task, benchmark) or RunResult(
+    run = (match and _lm_eval_run_beside(path, match, benchmark)) or RunResult(
         source=path, framework=LM_EVAL, model=None, benchmark=benchmark,
         variant=registry.get(benchmark).variants[0], task=task, metrics={}, per_sample=path,
         logged=functools.cache(functools.partial(_lm_eval_logged, path)))
@@ -447,18 +447,17 @@ def _metrics_and_stderr(
     return metrics, stderr
 
 
-def _lm_eval_run_beside(path: Path, task: str, benchmark: str | None) -> RunResult | None:
-    """The run of ``task`` in the results file of the same run beside its samples
-    (``<name>_<date>.json``; None when there is none)."""
-    match = _LM_EVAL_SAMPLES.match(path.name)
-    for candidate in sorted(path.parent.glob(f"*_{match['date']}.json") if match else []):
+def _lm_eval_run_beside(path: Path, match: re.Match[str], benchmark: str) -> RunResult | None:
+    """The run of the samples' task in the results file of the same run beside them
+    (``<name>_<date>.json``, ``match`` the samples file's name; None when there is none)."""
+    for candidate in sorted(path.parent.glob(f"*_{match['date']}.json")):
         content, problem = _load_result_json(candidate, None)
         if problem is not None:
             raise RunLogError(f"{candidate}: {problem}; put back the results file lm_eval "
                               "wrote, or move it away (the samples alone can be rescored).")
         if _is_lm_eval_content(content):
             runs = _lm_eval_result(candidate, content, benchmark)[0]
-            return next((run for run in runs if run.task == task), None)
+            return next((run for run in runs if run.task == match["task"]), None)
     return None
 
 
@@ -751,16 +750,15 @@ def each_run_once(given: Sequence[RunResult]) -> tuple[list[RunResult], list[str
     for run in given:
         key = (run.framework, run.task, run.model, run.outputs_sha256,
                tuple(sorted(run.metrics.items())))
-        if run.outputs_sha256 is None or run.framework == CLI:  # nothing says it is another's
+        # a run without a digest, or condambig-score's: nothing says it is another's
+        comparable = run.outputs_sha256 is not None and run.framework != CLI
+        index = kept.setdefault(key, len(runs)) if comparable else len(runs)
+        if index == len(runs):
             runs.append(run)
             continue
-        if key not in kept:
-            kept[key] = len(runs)
-            runs.append(run)
-            continue
-        first = runs[kept[key]]
+        first = runs[index]
         record, other = (run, first) if run.per_sample == run.source else (first, run)
-        runs[kept[key]] = record
+        runs[index] = record
         notices.append(f"{other.source} and {record.source} are one {run.framework} run "
                        f"(task {run.task}, model {run.model}, the same outputs and "
                        f"numbers): read once, from {record.source}")
@@ -1141,13 +1139,10 @@ def read_scored_samples(run: RunResult) -> ScoredRun:
     except ConfigurationError as error:
         return ScoredRun(None, reason=f"its options do not fit this version ({error})")
     judged = run.judge is not None
-    if run.logged is not None:
-        logged = run.logged()
-        samples, reason = logged.samples, logged.reason
-    else:
-        samples, reason = None, (
-            "the run was saved without --log_samples" if run.framework == LM_EVAL else
-            "give its --per-sample file beside the JSON")
+    logged = run.logged() if run.logged is not None else Logged([], None, (
+        "the run was saved without --log_samples" if run.framework == LM_EVAL else
+        "give its --per-sample file beside the JSON"))
+    samples, reason = logged.samples, logged.reason
     if samples is None and run.framework == LM_EVAL and run.per_sample not in (None, run.source):
         rescored = rescored_samples_file(run.per_sample)
         if rescored.is_file():  # condambig-score --from-log wrote it
@@ -1216,15 +1211,14 @@ def _attach_per_sample(found: RunResults, path: Path, samples: list[ScoredSample
     """Give a ``--per-sample`` file to the condambig-score JSON of the same run among the
     inputs (same benchmark and options, as many samples, the same numbers). One that goes
     with none is an error: the file records no benchmark or options of its own."""
-    for index, run in enumerate(found.runs):
-        if run.framework != CLI or run.per_sample is not None:
-            continue
+    waiting = [run for run in found.runs if run.framework == CLI and run.per_sample is None]
+    for run in waiting:
         if _per_sample_difference(run, samples) is None:
-            found.runs[index] = dataclasses.replace(
+            found.runs[found.runs.index(run)] = dataclasses.replace(
                 run, per_sample=path, logged=functools.partial(Logged, [], samples))
             return
-    named = [run for run in found.runs if run.framework == CLI and run.per_sample is None
-             and path.name.startswith(run.source.stem + ".")]  # b.per-sample.jsonl, b.json
+    named = [run for run in waiting
+             if path.name.startswith(run.source.stem + ".")]  # b.per-sample.jsonl, b.json
     if named:
         raise RunLogError(
             f"{path}: does not reproduce {named[0].source} "
