@@ -520,12 +520,6 @@ def record_of_log(path: Path) -> dict[str, Any]:
 # ---------------------------------------------------------------------- Inspect
 
 
-def _task_version(metadata: Mapping[str, Any], block: Mapping[str, Any]) -> str | None:
-    """The full task version an Inspect run recorded: in its task metadata, else in its
-    provenance block (None: neither, e.g. an older log)."""
-    return _text(metadata.get("full_task_version")) or _text(block.get("task_version"))
-
-
 def _read_inspect(run: RunResult, header: Any) -> RunResult:
     """An Inspect run's outputs for rescoring, with notes on what ``--from-log`` scores
     otherwise than the run did, once its copies of its options and version agree."""
@@ -563,7 +557,8 @@ def _read_inspect(run: RunResult, header: Any) -> RunResult:
         ("its provenance block", _text(block.get("task_version")))])
     reducer = spec.config.epochs_reducer
     return dataclasses.replace(run, task=spec.task, notes=tuple(notes), rescorable=None,
-                               version=_task_version(metadata, block),
+                               version=_text(metadata.get("full_task_version"))
+                               or _text(block.get("task_version")),
                                epochs_reducer=tuple([reducer] if isinstance(reducer, str)
                                                     else reducer or ()))
 
@@ -584,11 +579,9 @@ def _inspect_logged(path: Path, log: Any) -> Logged:
                       if s.epoch == epoch and not s.failed) for epoch in range(1, epochs + 1)]
     for rows in by_epoch:
         _check_unique(path, list(rows))
-    reason = None
-    if not logged:
-        reason = "the Inspect log holds no samples"
-    elif epochs > 1:
-        reason = f"the run has {epochs} epochs (its numbers average them)"
+    reason = ("the Inspect log holds no samples" if not logged else
+              f"the run has {epochs} epochs (its numbers average them)" if epochs > 1 else
+              None)
     samples = []
     for sample in logged if reason is None else []:
         score = next(iter(sample.scores.values()), None)
@@ -1012,7 +1005,10 @@ def _inspect_result(path: Path, give: str) -> tuple[list[RunResult], list[str]]:
                     n=_int(log.results.completed_samples) if log.results else None,
                     judge_base_url=grader_url if judge else None,
                     created=str(spec.created), **_data_read(block),
-                    version=_task_version(metadata, block) or str(spec.task_version),
+                    # the full task version: in the task metadata, else the provenance
+                    # block, else (an older log) Inspect's own
+                    version=_text(metadata.get("full_task_version"))
+                    or _text(block.get("task_version")) or str(spec.task_version),
                     task_args=task_args, provenance=provenance,
                     **_recorded_digests(path, blocks),
                     logged=functools.cache(functools.partial(_inspect_logged, path, log)),
