@@ -191,9 +191,10 @@ def _same_copies(path: Path, what: str, copies: Iterable[tuple[str, Any]]) -> No
 
 def resolve_options(benchmark: Benchmark, logged: RunResult,
                     given: Mapping[str, Any]) -> tuple[Any, list[str]]:
-    """The typed options to score with, and notices: the run's options, where a command-line
-    value may differ only if it changes nothing the model was asked (same items, prompts and
-    generation budget), e.g. HotpotQA-FLM's agent device or CondAmbigQA's ``matching``."""
+    """The typed options to score with, and notices (the run's notes first): the run's
+    options, where a command-line value may differ only if it changes nothing the model was
+    asked (same items, prompts and generation budget), e.g. HotpotQA-FLM's agent device or
+    CondAmbigQA's ``matching``."""
     try:
         base = benchmark.options(logged.options)
     except ConfigurationError as error:
@@ -202,14 +203,14 @@ def resolve_options(benchmark: Benchmark, logged: RunResult,
     merged = benchmark.options({**logged.options, **given})
     changed = [name for name in given if getattr(base, name) != getattr(merged, name)]
     if not changed:
-        return merged, []
+        return merged, list(logged.notes)
     described = ", ".join(f"{_flag(name)} {getattr(merged, name)!s} (the run: "
                           f"{getattr(base, name)!s})" for name in changed)
     if _what_was_asked(benchmark, base) != _what_was_asked(benchmark, merged):
         raise ConfigurationError(
             f"{described}: changes the items or prompts the model answered; drop the flag "
             "(the options come from the log) or generate again.")
-    return merged, [f"{described}: scoring only, the prompts are unchanged."]
+    return merged, [*logged.notes, f"{described}: scoring only, the prompts are unchanged."]
 
 
 def benchmark_of_task(task: str) -> str | None:
@@ -993,13 +994,15 @@ def _inspect_result(path: Path, give: str) -> tuple[list[RunResult], list[str]]:
     metrics, stderr = _inspect_metrics(scores)
     provenance = _provenance(path, metadata)
     block = provenance or {}
-    judged = metadata.get("judged")
     grader, grader_url = _grader(spec.model_roles)
-    judge = _text(block.get("judge")) or (grader if judged else None)
+    judge = _text(block.get("judge")) or (grader if metadata.get("judged") else None)
+    # the model the run evaluated; a HotpotQA-FLM baseline's questioner (no model asked)
+    questioner = metadata.get("questioner")
     # with several epochs the run's digest covers every epoch's outputs (``<id>@<epoch>``),
     # as condambig-score's of the same log does
     blocks = [score.metadata for score in scores] + [provenance]
-    run = RunResult(source=path, framework=INSPECT, model=_inspect_model(spec),
+    run = RunResult(source=path, framework=INSPECT,
+                    model=questioner if questioner in ("repeater", "human") else spec.model,
                     benchmark=named, variant=variant, task=task, metrics=metrics,
                     stderr=stderr, options=options, judge=judge,
                     n=_int(log.results.completed_samples) if log.results else None,
@@ -1028,13 +1031,6 @@ def _variant_of_task(benchmark: Benchmark, task: str, options: Mapping[str, Any]
             (temperature is None or known[1].generates_like(temperature)):
         return known[1]
     return variant_for(benchmark, options, temperature)
-
-
-def _inspect_model(spec: Any) -> str:
-    """The model an Inspect run evaluated; a HotpotQA-FLM baseline's questioner (no model
-    asked)."""
-    questioner = (spec.metadata or {}).get("questioner")
-    return questioner if questioner in ("repeater", "human") else spec.model
 
 
 def _inspect_metrics(scores: Iterable[Any]) -> tuple[dict[str, float | None], dict[str, float]]:
@@ -1067,19 +1063,18 @@ def _score_json_result(path: Path, data: Mapping[str, Any]) -> tuple[list[RunRes
     options = dict(_object(path, data, "options"))
     variant = variant_for(benchmark, options)
     metrics = {name: finite_number(value) for name, value in data["metrics"].items()}
-    judge = _object(path, data, "judge").get("model")
-    judge_base_url = _object(path, data, "judge").get("base_url") or \
-        _object(path, data, "provenance").get("judge_base_url")
+    judge, provenance = _object(path, data, "judge"), _object(path, data, "provenance")
     stderr = {name: value for name, raw in _object(path, data, "stderr").items()
               if (value := finite_number(raw)) is not None}
     ci95 = {name: (low, high) for name, raw in _object(path, data, "ci95").items()
             if isinstance(raw, list) and len(raw) == 2
             and None not in (low := finite_number(raw[0]), high := finite_number(raw[1]))}
-    provenance = _object(path, data, "provenance")
     return [RunResult(source=path, framework=CLI, model=str(data.get("model") or path.stem),
                       benchmark=named, variant=variant, task=variant.task, metrics=metrics,
                       stderr=stderr, ci95=ci95, n=_int(data.get("n_scored")), options=options,
-                      judge=_text(judge), judge_base_url=_text(judge_base_url),
+                      judge=_text(judge.get("model")),
+                      judge_base_url=_text(judge.get("base_url")
+                                           or provenance.get("judge_base_url")),
                       **_recorded_digests(path, [provenance]),
                       provenance=dict(provenance) or None, **_data_read(data))], []
 
