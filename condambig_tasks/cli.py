@@ -188,9 +188,8 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
     engine = None
     if logged is not None and logged.framework == run_logs.LM_EVAL and \
             judge_wanted(benchmark, options, EnvironmentJudge()):
-        command = [benchmark.name, "--from-log", str(args.from_log)]  # less the judge flags
-        if args.task is not None:
-            command += ["--task", args.task]
+        command = [benchmark.name, "--from-log", str(args.from_log),  # less the judge flags
+                   *(["--task", args.task] if args.task is not None else [])]
         notice = cli_judge.logged_judge_notice(
             benchmark.name, cli_judge.logged_judge(logged.logged().judge, logged.provenance),
             config, command)

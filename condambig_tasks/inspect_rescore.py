@@ -113,8 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: the inspect command is not installed; pip install "
               "'condambig[inspect]'.", file=sys.stderr)
         return 2
-    words = [inspect, "score", log, *arguments(scorer_name, options, grader), *rest]
-    return subprocess.call(words)
+    return subprocess.call([inspect, "score", log, *arguments(scorer_name, options, grader),
+                            *rest])
 
 
 if __name__ == "__main__":

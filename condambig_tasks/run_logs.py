@@ -121,8 +121,7 @@ def read_run(benchmark: Benchmark, path: str | Path, task: str | None = None) ->
         held = "no condambig run of a known task" if runs or notices else "no framework log"
         raise RunLogError(f"{root}: holds {held}; {_WHAT_TO_GIVE}.")
     if task is not None:
-        wanted = _task_key(task)
-        chosen = [run for run in mine if _task_key(run.task) == wanted]
+        chosen = [run for run in mine if _task_key(run.task) == _task_key(task)]
         if not chosen:
             raise RunLogError(f"{root}: no run of task {task!r}; found: "
                               f"{', '.join(sorted({run.task for run in mine}))}.")
@@ -720,9 +719,9 @@ def read_results(paths: Iterable[str | Path]) -> RunResults:
             read.add(file.resolve())
             runs, notices = _read_file(file, strict=not path.is_dir(), from_log=False)
             found.runs.extend(run for run in runs if run.unfinished is None)
-            found.notices.extend(notices)
-            found.notices.extend(f"skipped {run.source}: the Inspect run did not finish "
-                                 f"(status {run.unfinished})" for run in runs if run.unfinished)
+            found.notices.extend([*notices, *(
+                f"skipped {run.source}: the Inspect run did not finish (status "
+                f"{run.unfinished})" for run in runs if run.unfinished)])
             for beside in _per_sample_files_beside(file, runs) if path.is_dir() else []:
                 per_sample.setdefault(beside.resolve(),
                                       (beside, _read_per_sample_file(beside)))
@@ -932,8 +931,7 @@ def _lm_eval_variant(task: str, provenance: Mapping[str, Any]) -> tuple[Benchmar
     if named not in registry.available():
         return f"benchmark {named!r} is not registered"
     benchmark = registry.get(named)
-    options = provenance.get("options")
-    return benchmark, variant_for(benchmark, options if isinstance(options, dict) else {})
+    return benchmark, variant_for(benchmark, _dict_or_none(provenance.get("options")) or {})
 
 
 def _lm_eval_model(path: Path, data: Mapping[str, Any]) -> str:
@@ -1101,9 +1099,8 @@ def _record_result(path: Path, data: Mapping[str, Any],
             variant=_variant_of_task(registry.get(run.benchmark), task, run.options),
             version=_text(data.get("version")), created=_text(source.get("created")),
             task_args=dict(_object(path, source, "task_args"))) for run in runs]
-    read = functools.partial(_read_record, data=data)
-    return [_rescorable(dataclasses.replace(run, per_sample=path, logged=logged), read)
-            for run in runs], notices
+    return [_rescorable(dataclasses.replace(run, per_sample=path, logged=logged),
+                        functools.partial(_read_record, data=data)) for run in runs], notices
 
 
 # ---------------------------------------------------------------------- per-sample scores
