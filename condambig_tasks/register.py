@@ -77,13 +77,12 @@ def inspect_tasks() -> list[InspectTask]:
     for info in listed:
         relative = Path(info.file)
         function = getattr(importlib.import_module(f"condambig.{relative.stem}"), info.name)
-        summary = (inspect.getdoc(function) or "").split("\n\n")[0]
         found.append(InspectTask(
             name=info.name, benchmark=relative.stem,
             task_path=(Path(INSPECT_SOURCE_DIR) / relative).as_posix(),
             line=task_line(package_dir / relative, info.name),
             shares_file=per_file[relative.as_posix()] > 1,
-            summary=" ".join(summary.split()),
+            summary=one_line((inspect.getdoc(function) or "").split("\n\n")[0]),
             defaults={key: parameter.default for key, parameter
                       in inspect.signature(function).parameters.items()}))
     return sorted(found, key=lambda task: task.name)

@@ -376,10 +376,10 @@ def _lm_eval_logged(path: Path) -> Logged:
         raise RunLogError(f"{path}: its samples carry different options; give the samples "
                           "file of one task run.")
     _check_unique(path, outputs)
-    reason = None if samples is not None else (
-        "scored in lm-eval's aggregation step (a judge or HotpotQA-FLM's agents): its "
-        "samples file holds the outputs, not their scores")
-    return Logged(outputs=outputs, samples=samples, reason=reason,
+    return Logged(outputs=outputs, samples=samples,
+                  reason=None if samples is not None else (
+                      "scored in lm-eval's aggregation step (a judge or HotpotQA-FLM's "
+                      "agents): its samples file holds the outputs, not their scores"),
                   options=next(iter(options.values())), judge=next(iter(judges.values())),
                   non_text=non_text)
 
@@ -504,13 +504,14 @@ def record_of_log(path: Path) -> dict[str, Any]:
                           "--record FILE.")
     logged = run.rescorable()  # the log read once: the report's run, its outputs
     _check_scoring_digest(registry.get(run.benchmark), logged)
-    provenance = {**(logged.provenance or {}), OUTPUTS_SHA256_KEY: logged.outputs_sha256,
-                  SCORING_SHA256_KEY: logged.scoring_sha256}
     summary = {"benchmark": run.benchmark, "version": logged.version or run.version,
                "options": logged.options, "n_scored": len(scored.samples),
                "metrics": dict(run.metrics), "stderr": dict(run.stderr),
                "judge": {"model": run.judge, "base_url": run.judge_base_url}
-               if run.judge else None, "provenance": provenance,
+               if run.judge else None,
+               "provenance": {**(logged.provenance or {}),
+                              OUTPUTS_SHA256_KEY: logged.outputs_sha256,
+                              SCORING_SHA256_KEY: logged.scoring_sha256},
                "source": {"framework": run.framework, "path": str(path), "task": logged.task,
                           run_record.SCORED_BY: run.framework, "created": run.created,
                           "task_args": dict(run.task_args)}}
@@ -590,10 +591,10 @@ def _inspect_logged(path: Path, log: Any) -> Logged:
         if score is None or sample.failed:
             continue
         values = score.value if isinstance(score.value, dict) else {}
-        details = {k: v for k, v in score.metadata.items() if k != "judge_calls"}
-        samples.append(ScoredSample(id=sample.id,
-                                    values={k: finite_number(v) for k, v in values.items()},
-                                    details=details, explanation=score.explanation or ""))
+        samples.append(ScoredSample(
+            id=sample.id, values={k: finite_number(v) for k, v in values.items()},
+            details={k: v for k, v in score.metadata.items() if k != "judge_calls"},
+            explanation=score.explanation or ""))
     return Logged(outputs=list(by_epoch[0]), samples=None if reason else samples,
                   reason=reason, later_epochs=tuple(by_epoch[1:]),
                   failed=sum(sample.failed for sample in logged))
@@ -1158,9 +1159,8 @@ def _mismatch(benchmark: Benchmark, reported: Mapping[str, float | None],
         return f"{benchmark.name} cannot summarise them: {type(error).__name__}: {error}"
     for name, value in reported.items():
         mine = summary.get(name)
-        if value is None or mine is None:
-            continue
-        if not math.isclose(value, mine, rel_tol=1e-6, abs_tol=1e-6):
+        if None not in (value, mine) and not math.isclose(value, mine, rel_tol=1e-6,
+                                                          abs_tol=1e-6):
             return f"{name} = {mine:.6g}, the run: {value:.6g}"
     return None
 
