@@ -311,14 +311,14 @@ def _reduce_epochs(benchmark: Benchmark, run: BenchmarkRun, runtime: Runtime,
         outputs.append(here)
         epochs.append(run_blocking(run.score(
             [(by_id[key], output) for key, output in here.items()], runtime)))
-    judge_metrics = {spec.name for spec in benchmark.metric_specs if spec.judge}
     print(f"condambig-score {benchmark.name}: {logged.source}: the run's "
           f"{len(epochs)} epochs are scored and each sample's reduced with "
           f"{', '.join(logged.epochs_reducer) or inspect_epochs.DEFAULT_REDUCER}, as the "
           "run did.", file=sys.stderr)
-    scored = [(f"{key}@{epoch}", output) for epoch, here in enumerate(outputs, start=1)
-              for key, output in here.items()]
-    return inspect_epochs.reduce_epochs(reduce, epochs, outputs, judge_metrics), scored
+    judge_metrics = {spec.name for spec in benchmark.metric_specs if spec.judge}
+    return inspect_epochs.reduce_epochs(reduce, epochs, outputs, judge_metrics), [
+        (f"{key}@{epoch}", output) for epoch, here in enumerate(outputs, start=1)
+        for key, output in here.items()]
 
 
 class JudgedMetricsWithheld(CondambigError):

@@ -121,11 +121,10 @@ def task_options(benchmark: Benchmark, task: InspectTask) -> Any:
     """The options ``inspect eval condambig/<task>`` runs with no ``-T``: the function's
     defaults for the benchmark's options over those the variant of that name fixes."""
     fields = {field.name for field in dataclasses.fields(benchmark.options_type)}
-    variant = _own_variant(task)
-    fixed = dict(variant.options) if variant is not None else {}
+    variant = _own_variant(task)  # None: a task taking its variant as a parameter
     defaults = {key: value for key, value in task.defaults.items()
                 if key in fields and value is not None}
-    return benchmark.options({**fixed, **defaults})
+    return benchmark.options({**(variant.options if variant is not None else {}), **defaults})
 
 
 def one_line(text: str) -> str:

@@ -1058,9 +1058,8 @@ def _score_json_result(path: Path, data: Mapping[str, Any]) -> tuple[list[RunRes
     named = data["benchmark"]
     if named not in registry.available():
         return [], [f"skipped {path}: benchmark {named!r} is not registered"]
-    benchmark = registry.get(named)
     options = dict(_object(path, data, "options"))
-    variant = variant_for(benchmark, options)
+    variant = variant_for(registry.get(named), options)
     metrics = {name: finite_number(value) for name, value in data["metrics"].items()}
     judge, provenance = _object(path, data, "judge"), _object(path, data, "provenance")
     stderr = {name: value for name, raw in _object(path, data, "stderr").items()
