@@ -138,7 +138,6 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
             reduce = inspect_epochs.reducer(logged.epochs_reducer, str(logged.source),
                                             f"{PROG} {logged.source}")
         options, notes = run_logs.resolve_options(benchmark, logged, given)
-        notes = [*logged.notes, *notes]
     elif args.task is not None:
         raise PredictionFileError("--task chooses a task of a --from-log log; give --from-log.")
     else:
@@ -189,9 +188,8 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
     engine = None
     if logged is not None and logged.framework == run_logs.LM_EVAL and \
             judge_wanted(benchmark, options, EnvironmentJudge()):
-        command = [benchmark.name, "--from-log", str(args.from_log)]  # less the judge flags
-        if args.task is not None:
-            command += ["--task", args.task]
+        command = [benchmark.name, "--from-log", str(args.from_log),  # less the judge flags
+                   *(["--task", args.task] if args.task is not None else [])]
         notice = cli_judge.logged_judge_notice(
             benchmark.name, cli_judge.logged_judge(logged.logged().judge, logged.provenance),
             config, command)
@@ -213,7 +211,7 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
         run.prepare(runtime)
     samples = run_blocking(run.score(selected, runtime))
     scored_outputs = [(benchmark.item_id(item), output) for item, output in selected]
-    if logged is not None and logged.logged().later_epochs:
+    if reduce is not None:  # an Inspect run of several epochs
         samples, scored_outputs = _reduce_epochs(benchmark, run, runtime, logged, reduce,
                                                  selected, samples)
     if args.per_sample:
@@ -273,7 +271,6 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
     if logged is not None:
         result["source"] = {"framework": logged.framework, "path": str(logged.source),
                             "task": logged.task, "provenance": logged.provenance}
-        _compare_data(benchmark, logged.provenance, result["provenance"])
         result["source"].update(_check_outputs(benchmark, logged, result["provenance"],
                                                whole=not args.limit))
         if logged.metrics:
@@ -314,14 +311,14 @@ def _reduce_epochs(benchmark: Benchmark, run: BenchmarkRun, runtime: Runtime,
         outputs.append(here)
         epochs.append(run_blocking(run.score(
             [(by_id[key], output) for key, output in here.items()], runtime)))
-    judge_metrics = {spec.name for spec in benchmark.metric_specs if spec.judge}
     print(f"condambig-score {benchmark.name}: {logged.source}: the run's "
           f"{len(epochs)} epochs are scored and each sample's reduced with "
           f"{', '.join(logged.epochs_reducer) or inspect_epochs.DEFAULT_REDUCER}, as the "
           "run did.", file=sys.stderr)
-    scored = [(f"{key}@{epoch}", output) for epoch, here in enumerate(outputs, start=1)
-              for key, output in here.items()]
-    return inspect_epochs.reduce_epochs(reduce, epochs, outputs, judge_metrics), scored
+    judge_metrics = {spec.name for spec in benchmark.metric_specs if spec.judge}
+    return inspect_epochs.reduce_epochs(reduce, epochs, outputs, judge_metrics), [
+        (f"{key}@{epoch}", output) for epoch, here in enumerate(outputs, start=1)
+        for key, output in here.items()]
 
 
 class JudgedMetricsWithheld(CondambigError):
@@ -342,33 +339,28 @@ def _retry_hint(config: Any, endpoint_failure: str | None = None,
                       endpoint_failure=endpoint_failure, refused=refused)
 
 
-def _compare_data(benchmark: Benchmark, run: dict[str, Any] | None,
-                  here: dict[str, Any]) -> None:
-    """Say so when the run was computed on other data (its records digest differs)."""
+def _check_outputs(benchmark: Benchmark, logged: run_logs.RunResult, here: dict[str, Any],
+                   whole: bool) -> dict[str, Any]:
+    """The run's recorded outputs digest and whether the outputs rescored here give it
+    (None: not checked, the run recorded none or ``--limit`` scored a part); a different
+    digest means the log was edited after the run, or its outputs are another run's: said
+    in one line (the numbers here are those of the outputs in the log). Data other than
+    the run's (its records digest differs) is said in one line too."""
+    run = logged.provenance
     digest = ((run or {}).get("data") or {}).get("records_sha256")
     if digest is not None and digest != here["data"]["records_sha256"]:
         print(f"condambig-score {benchmark.name}: the run's data (records sha256 "
               f"{digest[:12]}…, {run['data'].get('records')} records) differs from the data "
               f"here ({here['data']['records_sha256'][:12]}…, {here['data']['records']} "
               "records); the numbers can differ from the run's.", file=sys.stderr)
-
-
-def _check_outputs(benchmark: Benchmark, logged: run_logs.RunResult, here: dict[str, Any],
-                   whole: bool) -> dict[str, Any]:
-    """The run's recorded outputs digest and whether the outputs rescored here give it
-    (None: not checked, the run recorded none or ``--limit`` scored a part); a different
-    digest means the log was edited after the run, or its outputs are another run's: said
-    in one line (the numbers here are those of the outputs in the log)."""
     recorded = logged.outputs_sha256
-    matched = None
-    if recorded is not None and whole:
-        matched = recorded == here[OUTPUTS_SHA256_KEY]
-        if not matched:
-            print(f"condambig-score {benchmark.name}: warning: {logged.source}: the outputs "
-                  f"in the log (sha256 {here[OUTPUTS_SHA256_KEY][:12]}…) are not the ones the "
-                  f"run scored (sha256 {recorded[:12]}…): the log was edited or holds another "
-                  "run's outputs; the numbers here are those of the outputs in the log, not "
-                  "the run's.", file=sys.stderr)
+    matched = recorded == here[OUTPUTS_SHA256_KEY] if recorded is not None and whole else None
+    if matched is False:
+        print(f"condambig-score {benchmark.name}: warning: {logged.source}: the outputs "
+              f"in the log (sha256 {here[OUTPUTS_SHA256_KEY][:12]}…) are not the ones the "
+              f"run scored (sha256 {recorded[:12]}…): the log was edited or holds another "
+              "run's outputs; the numbers here are those of the outputs in the log, not "
+              "the run's.", file=sys.stderr)
     # a recorded scoring digest that the log's options and version do not give again was
     # refused when the log was read (run_logs.read_run): here it matched
     scoring = logged.scoring_sha256

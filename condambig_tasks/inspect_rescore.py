@@ -80,9 +80,8 @@ def logged_arguments(path: str | Path) -> tuple[str, dict[str, Any], str | None]
                            "condambig scorer; rescore it with inspect score --scorer ....")
     [scorer] = scorers
     options = dict(scorer.options or {})
-    grader = (header.eval.model_roles or {}).get(GRADER_ROLE)
-    name = getattr(grader, "model", None) if options.get("judged") else None
-    return scorer.name.split("/")[-1], options, name
+    grader = (header.eval.model_roles or {}).get(GRADER_ROLE) if options.get("judged") else None
+    return scorer.name.split("/")[-1], options, getattr(grader, "model", None)
 
 
 def command_for_log(path: str | Path) -> str:
@@ -113,8 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: the inspect command is not installed; pip install "
               "'condambig[inspect]'.", file=sys.stderr)
         return 2
-    words = [inspect, "score", log, *arguments(scorer_name, options, grader), *rest]
-    return subprocess.call(words)
+    return subprocess.call([inspect, "score", log, *arguments(scorer_name, options, grader),
+                            *rest])
 
 
 if __name__ == "__main__":

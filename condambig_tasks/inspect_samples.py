@@ -67,12 +67,8 @@ def _raw_samples(path: Path) -> Iterator[tuple[str, Any]]:
                                      f"({error}); give the log Inspect wrote.") from None
         return
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise InspectSampleError(f"{path}: cannot read it ({error}).") from None
-    try:
-        log = json_files.loads(text)
-    except json_files.JsonFileError as error:
+        log = json_files.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json_files.JsonFileError) as error:
         raise InspectSampleError(f"{path}: cannot be read as JSON ({error}); give the log "
                                  "Inspect wrote.") from None
     samples = log.get("samples") if isinstance(log, dict) else None

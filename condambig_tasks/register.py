@@ -33,7 +33,7 @@ from urllib.parse import urlparse
 import yaml
 
 from condambig_tasks import registry, run_logs
-from condambig_tasks.benchmark import Benchmark, find_variant, headline_metric
+from condambig_tasks.benchmark import Benchmark, Variant, headline_metric
 from condambig_tasks.errors import CondambigError, command_error
 
 PROG = "condambig-register"
@@ -77,13 +77,12 @@ def inspect_tasks() -> list[InspectTask]:
     for info in listed:
         relative = Path(info.file)
         function = getattr(importlib.import_module(f"condambig.{relative.stem}"), info.name)
-        summary = (inspect.getdoc(function) or "").split("\n\n")[0]
         found.append(InspectTask(
             name=info.name, benchmark=relative.stem,
             task_path=(Path(INSPECT_SOURCE_DIR) / relative).as_posix(),
             line=task_line(package_dir / relative, info.name),
             shares_file=per_file[relative.as_posix()] > 1,
-            summary=" ".join(summary.split()),
+            summary=one_line((inspect.getdoc(function) or "").split("\n\n")[0]),
             defaults={key: parameter.default for key, parameter
                       in inspect.signature(function).parameters.items()}))
     return sorted(found, key=lambda task: task.name)
@@ -102,14 +101,14 @@ def register_tasks() -> list[InspectTask]:
     """The tasks with an entry: each runs one variant of its benchmark. A task that takes
     its variant as a parameter (``abg_coqa -T subtask=...``) runs the samples and metrics
     of those variants' own tasks: an entry of its own would list them twice."""
-    tasks = []
-    for task in inspect_tasks():
-        try:
-            find_variant(registry.get(task.benchmark), task.name)
-        except KeyError:
-            continue
-        tasks.append(task)
-    return tasks
+    return [task for task in inspect_tasks() if _own_variant(task) is not None]
+
+
+def _own_variant(task: InspectTask) -> Variant | None:
+    """The variant of its benchmark the task runs (None: it takes its variant as a
+    parameter, ``abg_coqa -T subtask=...``)."""
+    known = registry.task_variant(task.name)
+    return known[1] if known is not None and known[0].name == task.benchmark else None
 
 
 def source_url(task: InspectTask, repository_url: str, commit: str) -> str:
@@ -122,13 +121,10 @@ def task_options(benchmark: Benchmark, task: InspectTask) -> Any:
     """The options ``inspect eval condambig/<task>`` runs with no ``-T``: the function's
     defaults for the benchmark's options over those the variant of that name fixes."""
     fields = {field.name for field in dataclasses.fields(benchmark.options_type)}
-    try:
-        fixed = dict(find_variant(benchmark, task.name).options)
-    except KeyError:  # a task taking its variant as a parameter (abg_coqa -T subtask=...)
-        fixed = {}
+    variant = _own_variant(task)  # None: a task taking its variant as a parameter
     defaults = {key: value for key, value in task.defaults.items()
                 if key in fields and value is not None}
-    return benchmark.options({**fixed, **defaults})
+    return benchmark.options({**(variant.options if variant is not None else {}), **defaults})
 
 
 def one_line(text: str) -> str:

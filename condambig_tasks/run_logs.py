@@ -121,8 +121,7 @@ def read_run(benchmark: Benchmark, path: str | Path, task: str | None = None) ->
         held = "no condambig run of a known task" if runs or notices else "no framework log"
         raise RunLogError(f"{root}: holds {held}; {_WHAT_TO_GIVE}.")
     if task is not None:
-        wanted = _task_key(task)
-        chosen = [run for run in mine if _task_key(run.task) == wanted]
+        chosen = [run for run in mine if _task_key(run.task) == _task_key(task)]
         if not chosen:
             raise RunLogError(f"{root}: no run of task {task!r}; found: "
                               f"{', '.join(sorted({run.task for run in mine}))}.")
@@ -191,9 +190,10 @@ def _same_copies(path: Path, what: str, copies: Iterable[tuple[str, Any]]) -> No
 
 def resolve_options(benchmark: Benchmark, logged: RunResult,
                     given: Mapping[str, Any]) -> tuple[Any, list[str]]:
-    """The typed options to score with, and notices: the run's options, where a command-line
-    value may differ only if it changes nothing the model was asked (same items, prompts and
-    generation budget), e.g. HotpotQA-FLM's agent device or CondAmbigQA's ``matching``."""
+    """The typed options to score with, and notices (the run's notes first): the run's
+    options, where a command-line value may differ only if it changes nothing the model was
+    asked (same items, prompts and generation budget), e.g. HotpotQA-FLM's agent device or
+    CondAmbigQA's ``matching``."""
     try:
         base = benchmark.options(logged.options)
     except ConfigurationError as error:
@@ -202,14 +202,14 @@ def resolve_options(benchmark: Benchmark, logged: RunResult,
     merged = benchmark.options({**logged.options, **given})
     changed = [name for name in given if getattr(base, name) != getattr(merged, name)]
     if not changed:
-        return merged, []
+        return merged, list(logged.notes)
     described = ", ".join(f"{_flag(name)} {getattr(merged, name)!s} (the run: "
                           f"{getattr(base, name)!s})" for name in changed)
     if _what_was_asked(benchmark, base) != _what_was_asked(benchmark, merged):
         raise ConfigurationError(
             f"{described}: changes the items or prompts the model answered; drop the flag "
             "(the options come from the log) or generate again.")
-    return merged, [f"{described}: scoring only, the prompts are unchanged."]
+    return merged, [*logged.notes, f"{described}: scoring only, the prompts are unchanged."]
 
 
 def benchmark_of_task(task: str) -> str | None:
@@ -299,7 +299,7 @@ def _samples_run(path: Path) -> tuple[list[RunResult], list[str]]:
         _doc_benchmark(path, strict=match is None)
     if benchmark is None:
         return [], [f"skipped {path}: not a condambig task"]
-    run = _lm_eval_run_beside(path, task, benchmark) or RunResult(
+    run = (match and _lm_eval_run_beside(path, match, benchmark)) or RunResult(
         source=path, framework=LM_EVAL, model=None, benchmark=benchmark,
         variant=registry.get(benchmark).variants[0], task=task, metrics={}, per_sample=path,
         logged=functools.cache(functools.partial(_lm_eval_logged, path)))
@@ -376,10 +376,10 @@ def _lm_eval_logged(path: Path) -> Logged:
         raise RunLogError(f"{path}: its samples carry different options; give the samples "
                           "file of one task run.")
     _check_unique(path, outputs)
-    reason = None if samples is not None else (
-        "scored in lm-eval's aggregation step (a judge or HotpotQA-FLM's agents): its "
-        "samples file holds the outputs, not their scores")
-    return Logged(outputs=outputs, samples=samples, reason=reason,
+    return Logged(outputs=outputs, samples=samples,
+                  reason=None if samples is not None else (
+                      "scored in lm-eval's aggregation step (a judge or HotpotQA-FLM's "
+                      "agents): its samples file holds the outputs, not their scores"),
                   options=next(iter(options.values())), judge=next(iter(judges.values())),
                   non_text=non_text)
 
@@ -431,16 +431,6 @@ def _is_lm_eval_content(data: Any) -> bool:
 LM_EVAL_FILTER = "none"  # our tasks define no filters: every metric key ends in ",none"
 
 
-def lm_eval_task_metrics(
-    values: Mapping[str, Any],
-) -> tuple[dict[str, float | None], dict[str, float]]:
-    """One task's entry of lm-eval's ``results``: metric -> value (None: NaN) and
-    metric -> standard error (only where lm-eval gave a number, not ``"N/A"``)."""
-    ours = {key.partition(",")[0]: value for key, value in values.items()
-            if key.partition(",")[2] == LM_EVAL_FILTER}
-    return _metrics_and_stderr(ours)
-
-
 def _metrics_and_stderr(
     values: Mapping[str, Any],
 ) -> tuple[dict[str, float | None], dict[str, float]]:
@@ -457,18 +447,17 @@ def _metrics_and_stderr(
     return metrics, stderr
 
 
-def _lm_eval_run_beside(path: Path, task: str, benchmark: str | None) -> RunResult | None:
-    """The run of ``task`` in the results file of the same run beside its samples
-    (``<name>_<date>.json``; None when there is none)."""
-    match = _LM_EVAL_SAMPLES.match(path.name)
-    for candidate in sorted(path.parent.glob(f"*_{match['date']}.json") if match else []):
+def _lm_eval_run_beside(path: Path, match: re.Match[str], benchmark: str) -> RunResult | None:
+    """The run of the samples' task in the results file of the same run beside them
+    (``<name>_<date>.json``, ``match`` the samples file's name; None when there is none)."""
+    for candidate in sorted(path.parent.glob(f"*_{match['date']}.json")):
         content, problem = _load_result_json(candidate, None)
         if problem is not None:
             raise RunLogError(f"{candidate}: {problem}; put back the results file lm_eval "
                               "wrote, or move it away (the samples alone can be rescored).")
         if _is_lm_eval_content(content):
             runs = _lm_eval_result(candidate, content, benchmark)[0]
-            return next((run for run in runs if run.task == task), None)
+            return next((run for run in runs if run.task == match["task"]), None)
     return None
 
 
@@ -515,13 +504,14 @@ def record_of_log(path: Path) -> dict[str, Any]:
                           "--record FILE.")
     logged = run.rescorable()  # the log read once: the report's run, its outputs
     _check_scoring_digest(registry.get(run.benchmark), logged)
-    provenance = {**(logged.provenance or {}), OUTPUTS_SHA256_KEY: logged.outputs_sha256,
-                  SCORING_SHA256_KEY: logged.scoring_sha256}
     summary = {"benchmark": run.benchmark, "version": logged.version or run.version,
                "options": logged.options, "n_scored": len(scored.samples),
                "metrics": dict(run.metrics), "stderr": dict(run.stderr),
                "judge": {"model": run.judge, "base_url": run.judge_base_url}
-               if run.judge else None, "provenance": provenance,
+               if run.judge else None,
+               "provenance": {**(logged.provenance or {}),
+                              OUTPUTS_SHA256_KEY: logged.outputs_sha256,
+                              SCORING_SHA256_KEY: logged.scoring_sha256},
                "source": {"framework": run.framework, "path": str(path), "task": logged.task,
                           run_record.SCORED_BY: run.framework, "created": run.created,
                           "task_args": dict(run.task_args)}}
@@ -529,43 +519,6 @@ def record_of_log(path: Path) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- Inspect
-
-
-def _inspect_header(path: Path) -> Any:
-    """The log's header, or None when ``path`` is not an Inspect log."""
-    from inspect_ai.log import read_eval_log
-
-    try:
-        return read_eval_log(str(path), header_only=True)
-    except Exception:  # noqa: BLE001 - any failure to parse means "not an Inspect log"
-        return None
-
-
-def _inspect_recorded(path: Path, spec: Any) -> tuple[str | None, dict[str, Any] | None]:
-    """The benchmark and options an Inspect log's task metadata records (None: not
-    recorded: a log of another task, or written before the task recorded them); the
-    benchmark of an older log is its task name's."""
-    metadata = spec.metadata or {}
-    named = metadata.get("benchmark")
-    if not isinstance(named, (str, type(None))):
-        raise RunLogError(f"{path}: the task metadata's 'benchmark' is {_kind(named)}, not a "
-                          "benchmark name; give the log the run wrote.")
-    options = metadata.get("options")
-    if options is not None and not isinstance(options, dict):
-        raise RunLogError(f"{path}: the task metadata's 'options' is {_kind(options)}, not "
-                          "an object of benchmark options; give the log the run wrote.")
-    return named or benchmark_of_task(spec.task), options
-
-
-def _task_args(spec: Any) -> dict[str, Any]:
-    """The ``-T`` arguments an Inspect run was given (those left at None dropped)."""
-    return {key: value for key, value in (spec.task_args or {}).items() if value is not None}
-
-
-def _task_version(metadata: Mapping[str, Any], block: Mapping[str, Any]) -> str | None:
-    """The full task version an Inspect run recorded: in its task metadata, else in its
-    provenance block (None: neither, e.g. an older log)."""
-    return _text(metadata.get("full_task_version")) or _text(block.get("task_version"))
 
 
 def _read_inspect(run: RunResult, header: Any) -> RunResult:
@@ -586,10 +539,10 @@ def _read_inspect(run: RunResult, header: Any) -> RunResult:
     metadata = spec.metadata or {}
     roles = {name: getattr(config, "model", str(config))
              for name, config in (spec.model_roles or {}).items()}
-    if "grader" in roles and metadata.get("judged", True):
-        notes.append(f"the run was judged by the Inspect grader {roles.pop('grader')}; "
+    grader = roles.pop("grader", None)
+    if grader is not None and metadata.get("judged", True):
+        notes.append(f"the run was judged by the Inspect grader {grader}; "
                      "condambig-score judges with --judge-model / $CONDAMBIG_JUDGE_MODEL.")
-    roles.pop("grader", None)
     if roles:
         notes.append("the run bound Inspect model role(s) "
                      f"{', '.join(f'{k}={v}' for k, v in roles.items())}; condambig-score "
@@ -605,7 +558,8 @@ def _read_inspect(run: RunResult, header: Any) -> RunResult:
         ("its provenance block", _text(block.get("task_version")))])
     reducer = spec.config.epochs_reducer
     return dataclasses.replace(run, task=spec.task, notes=tuple(notes), rescorable=None,
-                               version=_task_version(metadata, block),
+                               version=_text(metadata.get("full_task_version"))
+                               or _text(block.get("task_version")),
                                epochs_reducer=tuple([reducer] if isinstance(reducer, str)
                                                     else reducer or ()))
 
@@ -626,11 +580,9 @@ def _inspect_logged(path: Path, log: Any) -> Logged:
                       if s.epoch == epoch and not s.failed) for epoch in range(1, epochs + 1)]
     for rows in by_epoch:
         _check_unique(path, list(rows))
-    reason = None
-    if not logged:
-        reason = "the Inspect log holds no samples"
-    elif epochs > 1:
-        reason = f"the run has {epochs} epochs (its numbers average them)"
+    reason = ("the Inspect log holds no samples" if not logged else
+              f"the run has {epochs} epochs (its numbers average them)" if epochs > 1 else
+              None)
     samples = []
     for sample in logged if reason is None else []:
         score = next(iter(sample.scores.values()), None)
@@ -639,10 +591,10 @@ def _inspect_logged(path: Path, log: Any) -> Logged:
         if score is None or sample.failed:
             continue
         values = score.value if isinstance(score.value, dict) else {}
-        details = {k: v for k, v in score.metadata.items() if k != "judge_calls"}
-        samples.append(ScoredSample(id=sample.id,
-                                    values={k: finite_number(v) for k, v in values.items()},
-                                    details=details, explanation=score.explanation or ""))
+        samples.append(ScoredSample(
+            id=sample.id, values={k: finite_number(v) for k, v in values.items()},
+            details={k: v for k, v in score.metadata.items() if k != "judge_calls"},
+            explanation=score.explanation or ""))
     return Logged(outputs=list(by_epoch[0]), samples=None if reason else samples,
                   reason=reason, later_epochs=tuple(by_epoch[1:]),
                   failed=sum(sample.failed for sample in logged))
@@ -652,20 +604,21 @@ def _dict_or_none(value: Any) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _recorded_digest(path: Path, blocks: Iterable[Mapping[str, Any] | None],
-                     key: str = OUTPUTS_SHA256_KEY) -> str | None:
-    """The first digest ``key`` recorded in ``blocks`` (an Inspect log's score metadata,
-    where the task-end hook of :mod:`condambig.null_reasons` writes ``outputs_sha256``; a
-    provenance block); None in a log without one."""
-    for block in blocks:
-        digest = (block or {}).get(key)
-        if digest is None:
-            continue
-        if not isinstance(digest, str):
+def _recorded_digests(path: Path, blocks: Iterable[Mapping[str, Any] | None],
+                      ) -> dict[str, str | None]:
+    """``outputs_sha256`` and ``scoring_sha256``: the first of each recorded in ``blocks``
+    (an Inspect log's score metadata, where the task-end hook of
+    :mod:`condambig.null_reasons` writes them; a provenance block); None in a log without
+    one."""
+    found = {}
+    for key in (OUTPUTS_SHA256_KEY, SCORING_SHA256_KEY):
+        digest = next((block[key] for block in blocks if block and block.get(key) is not None),
+                      None)
+        if digest is not None and not isinstance(digest, str):
             raise RunLogError(f"{path}: its recorded {key!r} is {_kind(digest)}, not a "
                               "sha256; give the log the run wrote.")
-        return digest
-    return None
+        found[key] = digest
+    return found
 
 
 def _provenance(path: Path, metadata: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -767,9 +720,9 @@ def read_results(paths: Iterable[str | Path]) -> RunResults:
             read.add(file.resolve())
             runs, notices = _read_file(file, strict=not path.is_dir(), from_log=False)
             found.runs.extend(run for run in runs if run.unfinished is None)
-            found.notices.extend(notices)
-            found.notices.extend(f"skipped {run.source}: the Inspect run did not finish "
-                                 f"(status {run.unfinished})" for run in runs if run.unfinished)
+            found.notices.extend([*notices, *(
+                f"skipped {run.source}: the Inspect run did not finish (status "
+                f"{run.unfinished})" for run in runs if run.unfinished)])
             for beside in _per_sample_files_beside(file, runs) if path.is_dir() else []:
                 per_sample.setdefault(beside.resolve(),
                                       (beside, _read_per_sample_file(beside)))
@@ -791,16 +744,15 @@ def each_run_once(given: Sequence[RunResult]) -> tuple[list[RunResult], list[str
     for run in given:
         key = (run.framework, run.task, run.model, run.outputs_sha256,
                tuple(sorted(run.metrics.items())))
-        if run.outputs_sha256 is None or run.framework == CLI:  # nothing says it is another's
+        # a run without a digest, or condambig-score's: nothing says it is another's
+        comparable = run.outputs_sha256 is not None and run.framework != CLI
+        index = kept.setdefault(key, len(runs)) if comparable else len(runs)
+        if index == len(runs):
             runs.append(run)
             continue
-        if key not in kept:
-            kept[key] = len(runs)
-            runs.append(run)
-            continue
-        first = runs[kept[key]]
+        first = runs[index]
         record, other = (run, first) if run.per_sample == run.source else (first, run)
-        runs[kept[key]] = record
+        runs[index] = record
         notices.append(f"{other.source} and {record.source} are one {run.framework} run "
                        f"(task {run.task}, model {run.model}, the same outputs and "
                        f"numbers): read once, from {record.source}")
@@ -913,7 +865,8 @@ def _lm_eval_result(path: Path, data: Mapping[str, Any], benchmark_name: str | N
             raise RunLogError(f"{path}: 'results' of task {task!r} is {_kind(values)}, not an "
                               f"object; expected {RESULTS_EXPECTED}.")
         metadata = _object(path, _object(path, configs, task), "metadata")
-        provenance = _provenance(path, metadata) or {}
+        block = _provenance(path, metadata)
+        provenance = block or {}
         placed = _lm_eval_variant(task, provenance)
         if isinstance(placed, str) and benchmark_name in registry.available():
             placed = registry.get(benchmark_name), registry.get(benchmark_name).variants[0]
@@ -922,7 +875,10 @@ def _lm_eval_result(path: Path, data: Mapping[str, Any], benchmark_name: str | N
                 notices.append(f"skipped task {task!r} in {path}: {placed}")
             continue
         benchmark, variant = placed
-        metrics, stderr = lm_eval_task_metrics(values)
+        # lm-eval's "<metric>,none" / "<metric>_stderr,none" ("N/A": no standard error)
+        metrics, stderr = _metrics_and_stderr({key.partition(",")[0]: value for key, value
+                                               in values.items()
+                                               if key.partition(",")[2] == LM_EVAL_FILTER})
         recorded = provenance.get("options")
         options = benchmark_options(benchmark, recorded if isinstance(recorded, dict) else
                                     {**metadata, **variant.options})
@@ -936,9 +892,8 @@ def _lm_eval_result(path: Path, data: Mapping[str, Any], benchmark_name: str | N
             judge_base_url=_text(provenance.get("judge_base_url"))
             or _text(metadata.get("judge_base_url")),
             created=_created(data.get("date")), per_sample=samples,
-            outputs_sha256=_recorded_digest(path, [provenance]), **_data_read(provenance),
-            provenance=_provenance(path, metadata),
-            scoring_sha256=_recorded_digest(path, [provenance], SCORING_SHA256_KEY),
+            **_recorded_digests(path, [provenance]), **_data_read(provenance),
+            provenance=block,
             logged=None if samples is None else functools.cache(
                 functools.partial(_lm_eval_logged, samples)))
         runs.append(run if samples is None else _rescorable(run, _read_lm_eval))
@@ -977,8 +932,7 @@ def _lm_eval_variant(task: str, provenance: Mapping[str, Any]) -> tuple[Benchmar
     if named not in registry.available():
         return f"benchmark {named!r} is not registered"
     benchmark = registry.get(named)
-    options = provenance.get("options")
-    return benchmark, variant_for(benchmark, options if isinstance(options, dict) else {})
+    return benchmark, variant_for(benchmark, _dict_or_none(provenance.get("options")) or {})
 
 
 def _lm_eval_model(path: Path, data: Mapping[str, Any]) -> str:
@@ -1001,21 +955,34 @@ def _created(value: Any) -> str | None:
 def _inspect_result(path: Path, give: str) -> tuple[list[RunResult], list[str]]:
     """An Inspect log's run from its header (its samples read when asked for); one that did
     not finish is marked ``unfinished``: the report skips it, ``--from-log`` scores it."""
-    log = _inspect_header(path)
-    if log is None:  # a zip or JSON that is not an Inspect log
-        raise RunLogError(f"{path}: cannot be read as an Inspect log; {give}.")
+    from inspect_ai.log import read_eval_log
+
+    try:
+        log = read_eval_log(str(path), header_only=True)
+    except Exception:  # noqa: BLE001 - a zip or JSON that is not an Inspect log
+        raise RunLogError(f"{path}: cannot be read as an Inspect log; {give}.") from None
     spec = log.eval
-    named, recorded = _inspect_recorded(path, spec)
+    metadata = spec.metadata or {}
+    # the benchmark and options the task metadata records (an older log: its task name's
+    # benchmark, its -T arguments that are options of it)
+    named, options = metadata.get("benchmark"), metadata.get("options")
+    if not isinstance(named, (str, type(None))):
+        raise RunLogError(f"{path}: the task metadata's 'benchmark' is {_kind(named)}, not a "
+                          "benchmark name; give the log the run wrote.")
+    if options is not None and not isinstance(options, dict):
+        raise RunLogError(f"{path}: the task metadata's 'options' is {_kind(options)}, not "
+                          "an object of benchmark options; give the log the run wrote.")
+    named = named or benchmark_of_task(spec.task)
     if named is None or named not in registry.available():
         return [], [f"skipped {path}: Inspect task {spec.task!r} is not a condambig task"]
-    metadata = spec.metadata or {}
     benchmark = registry.get(named)
     task = _task_key(spec.task)
-    known = {f.name for f in dataclasses.fields(benchmark.options_type)}
-    # the run's options: as recorded, else (an older log) its -T arguments that are options
-    # of the benchmark
-    options = recorded if recorded is not None else {
-        k: v for k, v in _task_args(spec).items() if k in known}
+    # the -T arguments the run was given (those left at None dropped)
+    task_args = {key: value for key, value in (spec.task_args or {}).items()
+                 if value is not None}
+    if options is None:
+        known = {f.name for f in dataclasses.fields(benchmark.options_type)}
+        options = {key: value for key, value in task_args.items() if key in known}
     # the temperature the run sampled at: the task's config under the command line's
     # (a variant's task such as condambigqa_paper sets its own), as the plan records it
     temperature = getattr(getattr(log.plan, "config", None), "temperature", None)
@@ -1026,22 +993,26 @@ def _inspect_result(path: Path, give: str) -> tuple[list[RunResult], list[str]]:
     metrics, stderr = _inspect_metrics(scores)
     provenance = _provenance(path, metadata)
     block = provenance or {}
-    judged = metadata.get("judged")
     grader, grader_url = _grader(spec.model_roles)
-    judge = _text(block.get("judge")) or (grader if judged else None)
+    judge = _text(block.get("judge")) or (grader if metadata.get("judged") else None)
+    # the model the run evaluated; a HotpotQA-FLM baseline's questioner (no model asked)
+    questioner = metadata.get("questioner")
     # with several epochs the run's digest covers every epoch's outputs (``<id>@<epoch>``),
     # as condambig-score's of the same log does
     blocks = [score.metadata for score in scores] + [provenance]
-    run = RunResult(source=path, framework=INSPECT, model=_inspect_model(spec),
+    run = RunResult(source=path, framework=INSPECT,
+                    model=questioner if questioner in ("repeater", "human") else spec.model,
                     benchmark=named, variant=variant, task=task, metrics=metrics,
                     stderr=stderr, options=options, judge=judge,
                     n=_int(log.results.completed_samples) if log.results else None,
                     judge_base_url=grader_url if judge else None,
                     created=str(spec.created), **_data_read(block),
-                    version=_task_version(metadata, block) or str(spec.task_version),
-                    task_args=_task_args(spec), provenance=provenance,
-                    outputs_sha256=_recorded_digest(path, blocks),
-                    scoring_sha256=_recorded_digest(path, blocks, SCORING_SHA256_KEY),
+                    # the full task version: in the task metadata, else the provenance
+                    # block, else (an older log) Inspect's own
+                    version=_text(metadata.get("full_task_version"))
+                    or _text(block.get("task_version")) or str(spec.task_version),
+                    task_args=task_args, provenance=provenance,
+                    **_recorded_digests(path, blocks),
                     logged=functools.cache(functools.partial(_inspect_logged, path, log)),
                     unfinished=None if log.status == "success" and log.results is not None
                     else str(log.status))
@@ -1059,13 +1030,6 @@ def _variant_of_task(benchmark: Benchmark, task: str, options: Mapping[str, Any]
             (temperature is None or known[1].generates_like(temperature)):
         return known[1]
     return variant_for(benchmark, options, temperature)
-
-
-def _inspect_model(spec: Any) -> str:
-    """The model an Inspect run evaluated; a HotpotQA-FLM baseline's questioner (no model
-    asked)."""
-    questioner = (spec.metadata or {}).get("questioner")
-    return questioner if questioner in ("repeater", "human") else spec.model
 
 
 def _inspect_metrics(scores: Iterable[Any]) -> tuple[dict[str, float | None], dict[str, float]]:
@@ -1094,25 +1058,22 @@ def _score_json_result(path: Path, data: Mapping[str, Any]) -> tuple[list[RunRes
     named = data["benchmark"]
     if named not in registry.available():
         return [], [f"skipped {path}: benchmark {named!r} is not registered"]
-    benchmark = registry.get(named)
     options = dict(_object(path, data, "options"))
-    variant = variant_for(benchmark, options)
+    variant = variant_for(registry.get(named), options)
     metrics = {name: finite_number(value) for name, value in data["metrics"].items()}
-    judge = _object(path, data, "judge").get("model")
-    judge_base_url = _object(path, data, "judge").get("base_url") or \
-        _object(path, data, "provenance").get("judge_base_url")
+    judge, provenance = _object(path, data, "judge"), _object(path, data, "provenance")
     stderr = {name: value for name, raw in _object(path, data, "stderr").items()
               if (value := finite_number(raw)) is not None}
     ci95 = {name: (low, high) for name, raw in _object(path, data, "ci95").items()
             if isinstance(raw, list) and len(raw) == 2
             and None not in (low := finite_number(raw[0]), high := finite_number(raw[1]))}
-    provenance = _object(path, data, "provenance")
     return [RunResult(source=path, framework=CLI, model=str(data.get("model") or path.stem),
                       benchmark=named, variant=variant, task=variant.task, metrics=metrics,
                       stderr=stderr, ci95=ci95, n=_int(data.get("n_scored")), options=options,
-                      judge=_text(judge), judge_base_url=_text(judge_base_url),
-                      outputs_sha256=_recorded_digest(path, [provenance]),
-                      scoring_sha256=_recorded_digest(path, [provenance], SCORING_SHA256_KEY),
+                      judge=_text(judge.get("model")),
+                      judge_base_url=_text(judge.get("base_url")
+                                           or provenance.get("judge_base_url")),
+                      **_recorded_digests(path, [provenance]),
                       provenance=dict(provenance) or None, **_data_read(data))], []
 
 
@@ -1138,9 +1099,8 @@ def _record_result(path: Path, data: Mapping[str, Any],
             variant=_variant_of_task(registry.get(run.benchmark), task, run.options),
             version=_text(data.get("version")), created=_text(source.get("created")),
             task_args=dict(_object(path, source, "task_args"))) for run in runs]
-    read = functools.partial(_read_record, data=data)
-    return [_rescorable(dataclasses.replace(run, per_sample=path, logged=logged), read)
-            for run in runs], notices
+    return [_rescorable(dataclasses.replace(run, per_sample=path, logged=logged),
+                        functools.partial(_read_record, data=data)) for run in runs], notices
 
 
 # ---------------------------------------------------------------------- per-sample scores
@@ -1167,13 +1127,10 @@ def read_scored_samples(run: RunResult) -> ScoredRun:
     except ConfigurationError as error:
         return ScoredRun(None, reason=f"its options do not fit this version ({error})")
     judged = run.judge is not None
-    if run.logged is not None:
-        logged = run.logged()
-        samples, reason = logged.samples, logged.reason
-    else:
-        samples, reason = None, (
-            "the run was saved without --log_samples" if run.framework == LM_EVAL else
-            "give its --per-sample file beside the JSON")
+    logged = run.logged() if run.logged is not None else Logged([], None, (
+        "the run was saved without --log_samples" if run.framework == LM_EVAL else
+        "give its --per-sample file beside the JSON"))
+    samples, reason = logged.samples, logged.reason
     if samples is None and run.framework == LM_EVAL and run.per_sample not in (None, run.source):
         rescored = rescored_samples_file(run.per_sample)
         if rescored.is_file():  # condambig-score --from-log wrote it
@@ -1201,9 +1158,8 @@ def _mismatch(benchmark: Benchmark, reported: Mapping[str, float | None],
         return f"{benchmark.name} cannot summarise them: {type(error).__name__}: {error}"
     for name, value in reported.items():
         mine = summary.get(name)
-        if value is None or mine is None:
-            continue
-        if not math.isclose(value, mine, rel_tol=1e-6, abs_tol=1e-6):
+        if None not in (value, mine) and not math.isclose(value, mine, rel_tol=1e-6,
+                                                          abs_tol=1e-6):
             return f"{name} = {mine:.6g}, the run: {value:.6g}"
     return None
 
@@ -1242,15 +1198,14 @@ def _attach_per_sample(found: RunResults, path: Path, samples: list[ScoredSample
     """Give a ``--per-sample`` file to the condambig-score JSON of the same run among the
     inputs (same benchmark and options, as many samples, the same numbers). One that goes
     with none is an error: the file records no benchmark or options of its own."""
-    for index, run in enumerate(found.runs):
-        if run.framework != CLI or run.per_sample is not None:
-            continue
+    waiting = [run for run in found.runs if run.framework == CLI and run.per_sample is None]
+    for run in waiting:
         if _per_sample_difference(run, samples) is None:
-            found.runs[index] = dataclasses.replace(
+            found.runs[found.runs.index(run)] = dataclasses.replace(
                 run, per_sample=path, logged=functools.partial(Logged, [], samples))
             return
-    named = [run for run in found.runs if run.framework == CLI and run.per_sample is None
-             and path.name.startswith(run.source.stem + ".")]  # b.per-sample.jsonl, b.json
+    named = [run for run in waiting
+             if path.name.startswith(run.source.stem + ".")]  # b.per-sample.jsonl, b.json
     if named:
         raise RunLogError(
             f"{path}: does not reproduce {named[0].source} "
