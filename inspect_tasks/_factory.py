@@ -129,19 +129,15 @@ def benchmark_task(
                                           roles=dict(model_roles()))
     reported = reported_metrics(benchmark, options, run.judged)
     headline = run.headline
-    samples = []
-    for item, record in zip(items, records, strict=True):
-        target = benchmark.target(item, options)
-        samples.append(Sample(
-            id=benchmark.item_id(item), input=benchmark.prompt(item, options),
-            target=target if target else "", metadata={"record": record},
-        ))
+    samples = [Sample(id=benchmark.item_id(item), input=benchmark.prompt(item, options),
+                      target=benchmark.target(item, options) or "", metadata={"record": record})
+               for item, record in zip(items, records, strict=True)]
     check_prompts_fit(task_name, [(sample.id, sample.input) for sample in samples],
                       length_hint)
-    wanted = judge_wanted(benchmark, options, source)
     return Task(
         dataset=MemoryDataset(samples, name=task_name),
-        setup=grader_guard(said_as, run.judged, default_grader(benchmark)) if wanted else None,
+        setup=(grader_guard(said_as, run.judged, default_grader(benchmark))
+               if judge_wanted(benchmark, options, source) else None),
         solver=solver or generate(),
         scorer=benchmark_scorer(benchmark_name, options_json, run.judged),
         # with --epochs N: every epoch's failed judgements are counted

@@ -16,7 +16,7 @@ from inspect_ai.scorer import Score, ScoreReducer, mean_score, score_reducer
 from condambig_tasks.benchmark import finite_number
 
 JUDGE_CALLS = "judge_calls"
-FAILURE_COUNTS = ("judge_failed",)  # per-sample counts of failed judgements: summed
+FAILURE_COUNT = "judge_failed"  # a sample's count of failed judgements: summed
 
 
 @score_reducer(name="condambig/judged_mean")
@@ -36,12 +36,11 @@ def judged_mean() -> ScoreReducer:
         value = reduced.value
         if isinstance(value, dict):
             value = dict(value)
-            for key in FAILURE_COUNTS:
-                counts = [score.value[key] for score in scores
-                          if isinstance(score.value, dict)
-                          and finite_number(score.value.get(key)) is not None]
-                if counts:
-                    value[key] = float(sum(counts))
+            counts = [score.value[FAILURE_COUNT] for score in scores
+                      if isinstance(score.value, dict)
+                      and finite_number(score.value.get(FAILURE_COUNT)) is not None]
+            if counts:
+                value[FAILURE_COUNT] = float(sum(counts))
         return Score(value=value, answer=reduced.answer, explanation=reduced.explanation,
                      reason=reduced.reason, metadata=metadata)
 

@@ -170,7 +170,7 @@ async def add_results_metadata(log: EvalLog) -> dict[str, str]:
     if not added or full.results is None:
         return reasons
     for score in full.results.scores:
-        if score.scorer.endswith("benchmark_scorer"):
+        if score.scorer.endswith(_SCORER_NAME):
             score.metadata = {**(score.metadata or {}), **added}
     await write_eval_log_async(full, log.location, header_only=True)
     return reasons
