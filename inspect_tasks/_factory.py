@@ -127,7 +127,6 @@ def benchmark_task(
     options_json = options_to_json(benchmark, options)
     items, records, provenance = run.load(judge=str(grader) if run.judged else None,
                                           roles=dict(model_roles()))
-    reported = reported_metrics(benchmark, options, run.judged)
     headline = run.headline
     samples = [Sample(id=benchmark.item_id(item), input=benchmark.prompt(item, options),
                       target=benchmark.target(item, options) or "", metadata={"record": record})
@@ -152,7 +151,7 @@ def benchmark_task(
         metadata={"benchmark": benchmark_name, **task_version(benchmark).to_metadata(),
                   "options": options_json, "judged": run.judged,
                   "headline_metric": headline,
-                  "metrics": [spec.name for spec in reported],
+                  "metrics": [spec.name for spec in reported_metrics(benchmark, options, run.judged)],
                   **({"judge_max_failed": max_failed} if run.judged else {}),
                   "provenance": provenance, **(metadata or {})},
     )

@@ -165,9 +165,9 @@ def require_default_grader(task: str, default: str | None) -> None:
     """At build time with no grader bound: the default grader can be built (its
     provider's key is set), else one line now, before any generation. Its endpoint is
     checked when the eval runs (``task_with`` may bind another grader)."""
+    if default is None:
+        raise GraderUnavailableError(no_grader_message(task, None))
     try:
-        if default is None:
-            raise ValueError("none")
         get_model(default, memoize=False)
     except Exception as error:
         raise GraderUnavailableError(
