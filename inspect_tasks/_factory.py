@@ -151,7 +151,8 @@ def benchmark_task(
         metadata={"benchmark": benchmark_name, **task_version(benchmark).to_metadata(),
                   "options": options_json, "judged": run.judged,
                   "headline_metric": headline,
-                  "metrics": [spec.name for spec in reported_metrics(benchmark, options, run.judged)],
+                  "metrics": [spec.name
+                              for spec in reported_metrics(benchmark, options, run.judged)],
                   **({"judge_max_failed": max_failed} if run.judged else {}),
                   "provenance": provenance, **(metadata or {})},
     )
