@@ -25,6 +25,7 @@ its options and judge once, and ``process_results`` and the aggregation score wi
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
@@ -288,8 +289,8 @@ class LmEvalTask:
         result, metadata, provenance = scored.result, self._metadata(), self.provenance
         if metadata is not None and result.reasons:
             metadata["null_reasons"] = dict(result.reasons)
-        if provenance is not None and scored.outputs is not None:
-            provenance["outputs_sha256"] = outputs_sha256(scored.outputs)
+        if provenance is not None and scored.outputs_sha256 is not None:
+            provenance["outputs_sha256"] = scored.outputs_sha256
             record_scoring_sha256(provenance)
         if result.judge_failed and lm_eval_command.running_lm_eval_command():
             exit_status.fail_at_exit()
@@ -361,6 +362,11 @@ class ScoredRun:
                 self.run.benchmark, self.samples, self.run.options, self.run.judged,
                 resamples=resamples, seed=DEFAULT_SEED)
         return self._estimates[resamples]
+
+    @functools.cached_property
+    def outputs_sha256(self) -> str | None:
+        """The outputs' digest, computed once: every metric's aggregation reports it."""
+        return None if self.outputs is None else outputs_sha256(self.outputs)
 
 
 def _retry_hint(benchmark: Benchmark, task_name: str, judge: Any,

@@ -604,7 +604,7 @@ def _dict_or_none(value: Any) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _recorded_digests(path: Path, blocks: Iterable[Mapping[str, Any] | None],
+def _recorded_digests(path: Path, blocks: Sequence[Mapping[str, Any] | None],
                       ) -> dict[str, str | None]:
     """``outputs_sha256`` and ``scoring_sha256``: the first of each recorded in ``blocks``
     (an Inspect log's score metadata, where the task-end hook of
