@@ -207,8 +207,8 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
     for note in run.notes():
         print(f"condambig-score {note}", file=sys.stderr)
     runtime = Runtime(judge=engine)
-    if run.needs_corpus_step:
-        run.prepare(runtime)
+    if run.needs_corpus_step:  # the judge is checked at its first request (CheckedBackend)
+        run.before_generation(runtime)
     samples = run_blocking(run.score(selected, runtime))
     scored_outputs = [(benchmark.item_id(item), output) for item, output in selected]
     if reduce is not None:  # an Inspect run of several epochs
@@ -219,12 +219,9 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
         with args.per_sample.open("w", encoding="utf-8") as sink:
             for sample in samples:
                 sink.write(json.dumps(sample.to_json(), ensure_ascii=False) + "\n")
-    summary = run.summarise(
-        samples, failed=0 if engine is None else engine.stats.failures,
-        max_failed=0 if config is None else config.max_failed,
-        retry_hint="" if config is None else _retry_hint(
-            config, engine.endpoint_failure, refused=engine.endpoint_refused),
-        endpoint_failure=None if engine is None else engine.endpoint_failure)
+    summary = run.after_scoring(
+        samples, engine, max_failed=0 if config is None else config.max_failed,
+        rerun="" if engine is None else _rerun(engine.endpoint_refused))
     metrics, reasons = summary.values, summary.reasons
     expected = benchmark.expected_size(options)
     if expected is not None and len(by_id) < expected:
@@ -263,11 +260,9 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
                            "max_failed": config.max_failed}
     result["provenance"] = provenance_block(
         benchmark, options, items, sources, judge=None if engine is None else engine.model_name,
-        digest=digest)
+        judge_base_url=None if config is None else config.base_url, digest=digest)
     result["provenance"][OUTPUTS_SHA256_KEY] = outputs_sha256(scored_outputs)
     record_scoring_sha256(result["provenance"])
-    if config is not None and config.base_url:
-        result["provenance"]["judge_base_url"] = config.base_url
     if logged is not None:
         result["source"] = {"framework": logged.framework, "path": str(logged.source),
                             "task": logged.task, "provenance": logged.provenance}
@@ -285,7 +280,7 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
         raise JudgedMetricsWithheld(
             f"the judge endpoint failed, {stats.failures} judgement(s) "
             f"failed: {engine.endpoint_failure.rstrip('.')}; "
-            f"{_retry_hint(config, refused=engine.endpoint_refused)}", result)
+            f"{_retry_hint(config, engine.endpoint_refused)}", result)
     if engine is not None and stats.failures > config.max_failed:
         raise JudgedMetricsWithheld(
             f"{stats.failures} judgement(s) failed (more than "
@@ -330,13 +325,16 @@ class JudgedMetricsWithheld(CondambigError):
         self.result = result
 
 
-def _retry_hint(config: Any, endpoint_failure: str | None = None,
-                refused: bool = False) -> str:
+def _rerun(refused: bool) -> str:
+    """How to judge the same outputs again: the same command (``refused``: the endpoint
+    refused every request, so no failure allowance helps)."""
+    return ("run the command again" if refused else
+            "run the same command again (or allow failures with --judge-max-failed N)")
+
+
+def _retry_hint(config: Any, refused: bool = False) -> str:
     """What to run after failed judgements (:func:`condambig_tasks.run.retry_hint`)."""
-    rerun = ("run the command again" if refused else
-             "run the same command again (or allow failures with --judge-max-failed N)")
-    return retry_hint(rerun, cache_enabled=config.cache_enabled,
-                      endpoint_failure=endpoint_failure, refused=refused)
+    return retry_hint(_rerun(refused), cache_enabled=config.cache_enabled, refused=refused)
 
 
 def _check_outputs(benchmark: Benchmark, logged: run_logs.RunResult, here: dict[str, Any],

@@ -64,7 +64,6 @@ from condambig_tasks.run import (
     EnvironmentJudge,
     RunResult,
     judge_cache_assignment,
-    retry_hint,
 )
 from condambig_tasks.run_memo import RunMemo
 from condambig_tasks.uncertainty import (
@@ -127,10 +126,10 @@ class LmEvalTask:
                                                          EnvironmentJudge(resolved.judge))
         for note in self.run.notes():
             logger.warning("%s", note)
+        judge = self.judge
         items, records, provenance = self.run.load(
-            judge=None if self.judge is None else self.judge.model)
-        if self.judge is not None and not lm_eval_preflight.at_openai(self.judge):
-            provenance["judge_base_url"] = self.judge.base_url
+            judge=None if judge is None else judge.model,
+            judge_base_url=None if judge is None else judge.base_url)
         written = self._metadata()
         self.provenance = None if written is None else provenance  # what the results hold
         if written is not None:  # lm-eval writes config.metadata to results_*.json
@@ -157,15 +156,14 @@ class LmEvalTask:
         return {"test": datasets.Dataset.from_list(docs)}
 
     def before_generation(self) -> None:
-        """Once per load, what the run needs that building its task must not ask for: its
-        agent models (``BenchmarkRun.prepare``) and its judge's endpoint
-        (:func:`condambig_tasks.lm_eval_preflight.preflight_judge`)."""
+        """Once per load, what the run needs that building its task must not ask for
+        (``BenchmarkRun.before_generation``): its agent models, its judge's endpoint and
+        cache (:func:`condambig_tasks.lm_eval_preflight.preflight_judge`)."""
         if self._checked:
             return
         self._checked = True
-        self.run.prepare()
-        if self.judge is not None:
-            lm_eval_preflight.preflight_judge(self.benchmark, self.judge)
+        self.run.before_generation(check_judge=functools.partial(
+            lm_eval_preflight.preflight_judge, self.benchmark, self.judge))
 
     def doc_to_text(self, doc: dict[str, Any]) -> str:
         return doc["prompt"]
@@ -234,16 +232,11 @@ class LmEvalTask:
                                          names=lm_eval_preflight.LM_EVAL_SETTINGS)
         with interrupts.sigterm_as_sigint():  # stopped as by Ctrl-C: lm_eval_interrupt
             samples = run_blocking(run.score(batch, Runtime(judge=engine)))
-        if engine is None:
-            return ScoredRun(run.summarise(samples), run, samples, outputs, judge_model)
-        logger.info("%s judge: %s", run.benchmark.name, engine.stats)
-        hint = _retry_hint(run.benchmark, self.task_name, judge, engine.endpoint_failure)
-        result = run.summarise(samples, failed=engine.stats.failures,
-                               max_failed=judge.max_failed, retry_hint=hint,
-                               endpoint_failure=engine.endpoint_failure)
-        if engine.endpoint_failure is not None:  # said once, in the null line after the table
-            logger.debug("%s: the judge endpoint failed after generation: %s",
-                         run.benchmark.name, hint)
+        if engine is not None:
+            logger.info("%s judge: %s", run.benchmark.name, engine.stats)
+        result = run.after_scoring(
+            samples, engine, max_failed=0 if judge is None else judge.max_failed,
+            rerun=_rerun(run.benchmark, self.task_name, judge))
         return ScoredRun(result, run, samples, outputs, judge_model)
 
     def standard_errors(self, raw_metrics: Mapping[tuple[str, str], list[Any]],
@@ -369,23 +362,21 @@ class ScoredRun:
         return None if self.outputs is None else outputs_sha256(self.outputs)
 
 
-def _retry_hint(benchmark: Benchmark, task_name: str, judge: Any,
-                endpoint_failure: str | None) -> str:
-    """:func:`condambig_tasks.run.retry_hint` with the command that finishes the judging
-    from lm-eval's own log."""
+def _rerun(benchmark: Benchmark, task_name: str, judge: Any) -> str:
+    """How to finish the judging from lm-eval's own log (the retry hint's command,
+    :meth:`condambig_tasks.run.BenchmarkRun.after_scoring`)."""
+    if judge is None:
+        return ""
     kept = lm_eval_command.kept_samples()
     command = ["condambig-score", benchmark.name, "--from-log", kept or "DIR", "--task", task_name,
                "--judge-model", judge.model]
     if judge.base_url:
         command += ["--judge-base-url", judge.base_url]
-    cache = judge.cache_path or judge.default_cache_path
     chosen = bool(judge.cache_path or settings.environment_value(settings.CACHE_DIR_VARIABLE))
-    text = f"`{judge_cache_assignment(cache, chosen)}{shlex.join(command)}`"
-    rerun = (f"run {text} to finish the judging" if kept else
-             f"this run kept no samples: rerun lm_eval with --output_path DIR --log_samples, "
-             f"then run {text}")
-    return retry_hint(rerun, cache_enabled=judge.cache_enabled,
-                      endpoint_failure=endpoint_failure)
+    text = f"`{judge_cache_assignment(judge.cache_file, chosen)}{shlex.join(command)}`"
+    return (f"run {text} to finish the judging" if kept else
+            f"this run kept no samples: rerun lm_eval with --output_path DIR --log_samples, "
+            f"then run {text}")
 
 
 _RUNS: dict[str, ScoredRun] = {}  # the tasks aggregated in this process, in order

@@ -69,7 +69,7 @@ def task_problems(task: str, metadata: Mapping[str, Any]) -> list[str]:
             f"{benchmark.name}: the judge {judge.model!r} at the OpenAI API needs a key: set "
             f"{settings.JUDGE_API_KEY_VARIABLE} (or OPENAI_API_KEY), or point "
             f"{settings.JUDGE_BASE_URL_VARIABLE} at your own server")
-    for check in (run.prepare, lambda: provenance.preload(benchmark, options)):
+    for check in (run.before_generation, lambda: provenance.preload(benchmark, options)):
         try:
             check()
         except CondambigError as error:
@@ -124,8 +124,7 @@ def preflight_judge(benchmark: Any, judge: Any) -> None:
                     timeout_seconds=judge.timeout_seconds)
     except ValueError as error:  # JudgeUnavailableError, or no key for the OpenAI API
         raise CondambigError(f"{benchmark.name}: {error}") from None
-    if judge.cache_enabled:  # an unusable cache path ends the run now, not after generation
-        check_judge_cache(benchmark, judge.cache_path or judge.default_cache_path)
+    check_judge_cache(benchmark, judge.cache_file)
 
 
 def at_openai(judge: Any) -> bool:

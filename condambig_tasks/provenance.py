@@ -113,19 +113,21 @@ def record_scoring_sha256(provenance: dict[str, Any]) -> None:
 
 def load_records_with_provenance(
     benchmark: Benchmark, options: Any, *, judge: str | None = None,
-    roles: Mapping[str, Any] | None = None,
+    judge_base_url: str | None = None, roles: Mapping[str, Any] | None = None,
 ) -> tuple[list[Any], list[dict[str, Any]], dict[str, Any]]:
     """The benchmark's items, their JSON records (``benchmark.to_record``, built once for
     the digest and the front end's samples) and the provenance block of a run over them.
 
     ``judge``: the judge model as the front end knows it (None: no judge configured);
-    ``roles``: the bound Inspect model roles.
+    ``judge_base_url``: its endpoint, when one was set; ``roles``: the bound Inspect
+    model roles.
     """
     items, sources = _PRELOADED.pop(_load_key(benchmark, options), None) or \
         _items_with_sources(benchmark, options)
     records = [benchmark.to_record(item) for item in items]
     return items, records, provenance_block(benchmark, options, items, sources, judge=judge,
-                                            roles=roles, records=records)
+                                            judge_base_url=judge_base_url, roles=roles,
+                                            records=records)
 
 
 # items loaded ahead (lm-eval's check before its model loads), taken by the run's own load
@@ -153,12 +155,13 @@ def preload(benchmark: Benchmark, options: Any) -> None:
 def provenance_block(
     benchmark: Benchmark, options: Any, items: Sequence[Any],
     sources: Sequence[Mapping[str, Any]], *, judge: str | None = None,
-    roles: Mapping[str, Any] | None = None,
+    judge_base_url: str | None = None, roles: Mapping[str, Any] | None = None,
     records: Sequence[Mapping[str, Any]] | None = None,
     digest: RecordsDigest | None = None,
 ) -> dict[str, Any]:
     """``records``: the items' JSON records when already built (see :func:`records_sha256`);
-    ``digest``: their digest when taken as they were read (a lean load)."""
+    ``digest``: their digest when taken as they were read (a lean load); ``judge_base_url``
+    (the judge's endpoint, when one was set) is recorded as ``judge_base_url``."""
     if digest is not None and digest.count != len(items):
         raise ValueError(f"a digest of {digest.count} records for {len(items)} items")
     return json_safe({
@@ -173,4 +176,5 @@ def provenance_block(
         },
         "judge": judge,
         "models": benchmark.models(options, roles),
+        **({"judge_base_url": judge_base_url} if judge_base_url else {}),
     })

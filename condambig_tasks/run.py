@@ -1,9 +1,11 @@
 """One run of a benchmark: the sequence lm-eval, Inspect and ``condambig-score`` all follow.
 
-options -> which judge (one decision, :func:`resolve_judge`) -> run notes -> judge check and
-cache check before any generation -> ``prepare`` -> items with provenance -> score (the
-corpus step with a :class:`~condambig_tasks.benchmark.Runtime`) -> summary, null reasons,
-judged metrics withheld past ``judge_max_failed``, endpoint failure -> :class:`RunResult`.
+options -> which judge (one decision, :func:`resolve_judge`) -> run notes -> items with
+provenance -> before generation (:meth:`BenchmarkRun.before_generation`: ``prepare``, then
+the judge and its cache checked) -> score (the corpus step with a
+:class:`~condambig_tasks.benchmark.Runtime`) -> after scoring
+(:meth:`BenchmarkRun.after_scoring`: summary, null reasons, judged metrics withheld past
+``judge_max_failed``, endpoint failure) -> :class:`RunResult`.
 
 A front end only adapts it: where its options and judge come from (lm-eval ``--metadata``
 and the environment, CLI flags and the environment, Inspect ``-T`` values and the
@@ -13,7 +15,7 @@ and the environment, CLI flags and the environment, Inspect ``-T`` values and th
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -128,14 +130,23 @@ class BenchmarkRun:
         """One-line notices the run shows once (e.g. what is skipped without a judge)."""
         return self.benchmark.run_notes(self.options, self.judged)
 
-    def prepare(self, runtime: Runtime | None = None) -> None:
+    def before_generation(self, runtime: Runtime | None = None, *,
+                          check_judge: Callable[[], None] | None = None) -> None:
+        """What the run needs before the first generation, in one order: the benchmark's
+        own checks (``prepare``: e.g. agent models; ``runtime``: the bound Inspect roles),
+        then, when judged, ``check_judge``: the front end's judge check (one request
+        through its own client, and the judge cache)."""
         self.benchmark.prepare(self.options, runtime or Runtime())
+        if self.judged and check_judge is not None:
+            check_judge()
 
-    def load(self, *, judge: str | None = None, roles: Mapping[str, Any] | None = None,
+    def load(self, *, judge: str | None = None, judge_base_url: str | None = None,
+             roles: Mapping[str, Any] | None = None,
              ) -> tuple[list[Any], list[dict[str, Any]], dict[str, Any]]:
-        """Items, their JSON records and the provenance block (``judge``: its model)."""
+        """Items, their JSON records and the provenance block (``judge``: its model,
+        ``judge_base_url``: its endpoint when one was set)."""
         return load_records_with_provenance(self.benchmark, self.options, judge=judge,
-                                            roles=roles)
+                                            judge_base_url=judge_base_url, roles=roles)
 
     @property
     def headline(self) -> str | None:
@@ -154,6 +165,17 @@ class BenchmarkRun:
         return [self.benchmark.score(item, output, self.options) for item, output in batch]
 
     # after scoring
+    def after_scoring(self, samples: Sequence[ScoredSample], engine: Any = None, *,
+                      max_failed: int = 0, rerun: str = "") -> RunResult:
+        """The run's result once ``engine`` (None: judge-free) has judged: its failed
+        judgements and endpoint failure, the hint naming ``rerun`` (the front end's way
+        to judge the same outputs again)."""
+        if engine is None:
+            return self.summarise(samples)
+        return self.summarise(samples, failed=engine.stats.failures, max_failed=max_failed,
+                              retry_hint=engine_retry_hint(engine, rerun),
+                              endpoint_failure=engine.endpoint_failure)
+
     def summarise(self, samples: Sequence[ScoredSample], *, failed: int = 0,
                   max_failed: int = 0, retry_hint: str = "",
                   endpoint_failure: str | None = None) -> RunResult:
@@ -240,6 +262,13 @@ def retry_hint(rerun: str, *, cache_enabled: bool = True, endpoint_failure: str 
     return f"{why}{then}{rerun}: {cached}"
 
 
+def engine_retry_hint(engine: Any, rerun: str) -> str:
+    """:func:`retry_hint` after ``engine``'s judging: its endpoint failure, whether the
+    endpoint refused every request, whether it had a cache."""
+    return retry_hint(rerun, cache_enabled=engine.cache is not None,
+                      endpoint_failure=engine.endpoint_failure, refused=engine.endpoint_refused)
+
+
 def judge_cache_assignment(path: Any, chosen: bool) -> str:
     """``CONDAMBIG_JUDGE_CACHE=<path> `` before a command that must use the cache this run
     used (``chosen``: set by the user, not the default one), else nothing."""
@@ -250,9 +279,11 @@ def judge_cache_assignment(path: Any, chosen: bool) -> str:
 
 def check_judge_cache(benchmark: Benchmark, path: Any) -> None:
     """Open the judge cache before any generation: an unusable path (a folder, read-only,
-    a full disk) is one line now, not an error at every judgement."""
+    a full disk) is one line now, not an error at every judgement (None: no cache)."""
     from condambig_metrics.judge import JudgeCache
 
+    if path is None:
+        return
     try:
         JudgeCache.check(path)
     except ValueError as error:  # JudgeCacheError: names the path and what to set

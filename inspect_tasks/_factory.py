@@ -114,15 +114,15 @@ def benchmark_task(
             "judge to compare judges.")
     for note in run.notes():
         logger.warning("%s", note)
-    if run.judged:
+
+    def check_judge() -> None:  # a bound grader is asked now; the default one when it runs
         if bound is not None:
             check_grader(bound)
         else:
             require_default_grader(said_as, default_grader(benchmark))
-        cache = settings.judge_cache_choice()
-        if cache is not None:  # CONDAMBIG_JUDGE_CACHE=off: no cache to check
-            check_judge_cache(benchmark, cache)
-    run.prepare(Runtime(roles=dict(model_roles())))
+        check_judge_cache(benchmark, settings.judge_cache_choice())
+
+    run.before_generation(Runtime(roles=dict(model_roles())), check_judge=check_judge)
     options = run.options
     options_json = options_to_json(benchmark, options)
     items, records, provenance = run.load(judge=str(grader) if run.judged else None,

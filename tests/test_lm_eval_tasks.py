@@ -199,10 +199,8 @@ def test_a_program_calling_lm_eval_gets_no_output_options(monkeypatch):
     from types import SimpleNamespace
 
     monkeypatch.setattr("sys.argv", ["prog", "--output_path", "out", "--log_samples"])
-    judge = SimpleNamespace(model="judge", base_url=None, cache_path=None,
-                            default_cache_path=None, cache_enabled=True)
-    hint = lm_eval_glue._retry_hint(registry.get("abg_coqa"), "abg_coqa_clarification",
-                                    judge, None)
+    judge = SimpleNamespace(model="judge", base_url=None, cache_path=None, cache_file=None)
+    hint = lm_eval_glue._rerun(registry.get("abg_coqa"), "abg_coqa_clarification", judge)
     assert "--from-log DIR" in hint  # pytest is not the lm_eval command
 
 

@@ -7,7 +7,13 @@ import pytest
 
 from condambig_tasks import registry
 from condambig_tasks.benchmark import default_grader, find_variant
-from condambig_tasks.run import BenchmarkRun, EnvironmentJudge, GraderRole, resolve_judge
+from condambig_tasks.run import (
+    BenchmarkRun,
+    EnvironmentJudge,
+    GraderRole,
+    engine_retry_hint,
+    resolve_judge,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -99,10 +105,13 @@ def _hints(monkeypatch, cache: str | None) -> dict[str, str]:
     enabled = cache != "off"
     path = cache if enabled else None
     judge = SimpleNamespace(model="judge", base_url=None, cache_path=path,
-                            default_cache_path=None, cache_enabled=enabled)
-    return {"condambig-score": cli._retry_hint(judge, "HTTP 503"),
-            "lm-eval": lm_eval_glue._retry_hint(registry.get("abg_coqa"), "abg_coqa_clarification",
-                                                judge, "HTTP 503"),
+                            cache_file=path, cache_enabled=enabled)
+    # the engine after judging: its endpoint failed with HTTP 503 (not a refusal)
+    engine = SimpleNamespace(cache=object() if enabled else None, endpoint_failure="HTTP 503",
+                             endpoint_refused=False)
+    lm_eval = lm_eval_glue._rerun(registry.get("abg_coqa"), "abg_coqa_clarification", judge)
+    return {"condambig-score": engine_retry_hint(engine, cli._rerun(False)),
+            "lm-eval": engine_retry_hint(engine, lm_eval),
             "inspect": rescore_hint("abg_coqa")}
 
 

@@ -197,17 +197,15 @@ def openai_judge_engine(
 ) -> JudgeEngine:
     """OpenAI-compatible backend plus the sqlite cache named by ``config`` (when enabled);
     ``progress_factory`` as in :class:`JudgeEngine`, ``names`` as in the backend."""
-    cache = None
-    if config.cache_enabled:
-        cache_path = config.cache_path or config.default_cache_path
-        if not cache_path:
-            raise ValueError(
-                f"judge {config.model!r}: the cache is enabled but neither cache_path nor "
-                "default_cache_path is set (or set cache_enabled=False)"
-            )
-        cache = JudgeCache(cache_path)
+    if config.cache_enabled and not config.cache_file:
+        raise ValueError(
+            f"judge {config.model!r}: the cache is enabled but neither cache_path nor "
+            "default_cache_path is set (or set cache_enabled=False)"
+        )
     return JudgeEngine(
-        OpenAIJudgeBackend(config, names), cache, concurrency=config.concurrency,
+        OpenAIJudgeBackend(config, names),
+        JudgeCache(config.cache_file) if config.cache_file else None,
+        concurrency=config.concurrency,
         max_retries=config.max_retries,
         request_timeout_seconds=config.timeout_seconds * 1.5,  # safety net over the session's own
         retry_budget_seconds=config.retry_budget_seconds,

@@ -144,6 +144,11 @@ class JudgeConfig:
     max_failed: int = 0
     retry_budget_seconds: float = 600.0
 
+    @property
+    def cache_file(self) -> str | None:
+        """The sqlite file of its judgements (None: the cache is off)."""
+        return (self.cache_path or self.default_cache_path) if self.cache_enabled else None
+
     def __post_init__(self) -> None:
         if not self.model.strip():
             raise ValueError("JudgeConfig.model must name the judge model (e.g. gpt-4o-mini)")
