@@ -67,6 +67,7 @@ CLI = "condambig-score"
 # samples_<task>_<datetime.now().isoformat() with ':' -> '-'>.jsonl
 _LM_EVAL_SAMPLES = re.compile(
     r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)\.jsonl$")
+_LM_EVAL_RESULTS_DATE = re.compile(r"_(?P<date>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d+)?)\.json$")
 _WHAT_TO_GIVE = ("give an lm-eval --output_path folder (run with --log_samples), a "
                  "samples_<task>_<date>.jsonl file, an Inspect log (.eval / .json) or folder, "
                  "or a condambig-score --record file")
@@ -909,10 +910,10 @@ def _data_read(provenance: Any) -> dict[str, Any]:
 
 
 def _lm_eval_samples_file(results: Path, task: str) -> Path | None:
-    """``samples_<task>_<date>.jsonl`` of the same run beside its results (``--log_samples``):
-    the date is the last ``_`` part of the results file's name (``results_<date>.json``)."""
-    candidate = results.parent / f"samples_{task}_{results.stem.rpartition('_')[2]}.jsonl"
-    return candidate if _LM_EVAL_SAMPLES.match(candidate.name) and candidate.is_file() else None
+    """``samples_<task>_<date>.jsonl`` of the same run beside its results (``--log_samples``)."""
+    date = _LM_EVAL_RESULTS_DATE.search(results.name)
+    candidate = results.parent / f"samples_{task}_{date['date']}.jsonl" if date else None
+    return candidate if candidate is not None and candidate.is_file() else None
 
 
 def _lm_eval_variant(task: str, provenance: Mapping[str, Any]) -> tuple[Benchmark, Variant] | str:
