@@ -11,7 +11,7 @@ command that rescores the log with it: the numbers are never those of epoch 1 al
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from condambig_tasks.benchmark import ScoredSample
@@ -24,19 +24,15 @@ class EpochReducerError(PredictionFileError):
     """A run of several epochs whose reduction cannot be reproduced here."""
 
 
-def _reducers() -> dict[str, Callable[[], Any]]:
-    """Reducer name as Inspect logs it -> its public constructor."""
+def reducer(names: Sequence[str], source: str, rescore: str) -> Any:
+    """The one reducer the run used (``names``: the log's ``config.epochs_reducer``)."""
     from inspect_ai.scorer import max_score, mean_score, median_score, mode_score
 
     from condambig.epochs import judged_mean
 
-    return {"mean": mean_score, "median": median_score, "mode": mode_score, "max": max_score,
-            "condambig/judged_mean": judged_mean}
-
-
-def reducer(names: Sequence[str], source: str, rescore: str) -> Any:
-    """The one reducer the run used (``names``: the log's ``config.epochs_reducer``)."""
-    known = _reducers()
+    # reducer name as Inspect logs it -> its public constructor
+    known = {"mean": mean_score, "median": median_score, "mode": mode_score, "max": max_score,
+             "condambig/judged_mean": judged_mean}
     names = list(names) or [DEFAULT_REDUCER]
     if len(names) != 1 or names[0] not in known:
         raise EpochReducerError(

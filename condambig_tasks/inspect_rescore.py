@@ -7,7 +7,7 @@ scorer. The scorer is named here with its package (``condambig/benchmark_scorer`
 given the arguments the run logged (``-S benchmark_name=... -S options=... -S
 judged=...``), the grader the run bound (``--model-role grader=...``, unless given) and
 ``--action overwrite`` (the scores are replaced, not appended). Works on ``--no-score``
-runs too. :func:`command` is the same command as text, printed where a user needs it.
+runs too. :func:`command_for_log` is the same command as text, printed where a user needs it.
 
 Exit code: ``inspect score``'s, or 2 with one ``condambig-inspect-score: ...`` line.
 """
@@ -56,13 +56,6 @@ def _cli_value(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def command(log: str, scorer_name: str, scorer_options: Mapping[str, Any],
-            grader: str | None) -> str:
-    """The whole ``inspect score`` command, quoted for a POSIX shell."""
-    return shlex.join(["inspect", "score", log,
-                       *arguments(scorer_name, scorer_options, grader)])
-
-
 def logged_arguments(path: str | Path) -> tuple[str, dict[str, Any], str | None]:
     """The scorer's logged name and arguments, and the grader the run bound (None: none,
     or a run without a judge)."""
@@ -85,7 +78,8 @@ def logged_arguments(path: str | Path) -> tuple[str, dict[str, Any], str | None]
 
 
 def command_for_log(path: str | Path) -> str:
-    return command(str(path), *logged_arguments(path))
+    """The whole ``inspect score`` command of the log, quoted for a POSIX shell."""
+    return shlex.join(["inspect", "score", str(path), *arguments(*logged_arguments(path))])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -203,7 +203,7 @@ def resolve_options(benchmark: Benchmark, logged: RunResult,
     changed = [name for name in given if getattr(base, name) != getattr(merged, name)]
     if not changed:
         return merged, list(logged.notes)
-    described = ", ".join(f"{_flag(name)} {getattr(merged, name)!s} (the run: "
+    described = ", ".join(f"--{name.replace('_', '-')} {getattr(merged, name)!s} (the run: "
                           f"{getattr(base, name)!s})" for name in changed)
     if _what_was_asked(benchmark, base) != _what_was_asked(benchmark, merged):
         raise ConfigurationError(
@@ -245,10 +245,6 @@ def benchmark_options(benchmark: Benchmark, values: Mapping[str, Any]) -> dict[s
 
 def _task_key(task: str) -> str:
     return task.removeprefix(registry.INSPECT_PREFIX)
-
-
-def _flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
 
 
 def _what_was_asked(benchmark: Benchmark, options: Any) -> tuple[int, list[tuple[str, str]]]:
