@@ -68,12 +68,16 @@ from condambig_tasks.run import (
 
 logger = logging.getLogger("condambig")
 
+
 def inspect_task_name(benchmark_name: str, dataset_name: str) -> str:
     """The task as the user names it on the command line, for messages: a dataset named as
-    a declared task (``abg_coqa_detection``, ``condambigqa_gold_conditions``) is that task,
-    another (``condambigqa_main``, ``conditionalqa_dev``) is its benchmark's general task."""
-    found = registry.task_variant(dataset_name)
-    return registry.INSPECT_PREFIX + (dataset_name if found is not None else benchmark_name)
+    one of the benchmark's declared tasks (``abg_coqa_detection``,
+    ``condambigqa_gold_conditions``) is that task, another (``condambigqa_main``,
+    ``conditionalqa_dev``) is its benchmark's general task. Only this benchmark's tasks are
+    looked at: the others' modules are not imported for a name."""
+    declared = {variant.task for variant in registry.get(benchmark_name).variants}
+    return registry.INSPECT_PREFIX + (dataset_name if dataset_name in declared
+                                      else benchmark_name)
 
 
 def benchmark_task(
