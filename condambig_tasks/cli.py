@@ -280,12 +280,12 @@ def run(benchmark: Benchmark, args: argparse.Namespace) -> dict[str, Any]:
         raise JudgedMetricsWithheld(
             f"the judge endpoint failed, {stats.failures} judgement(s) "
             f"failed: {engine.endpoint_failure.rstrip('.')}; "
-            f"{_retry_hint(config, engine.endpoint_refused)}", result)
+            f"{_retry_hint(engine, engine.endpoint_refused)}", result)
     if engine is not None and stats.failures > config.max_failed:
         raise JudgedMetricsWithheld(
             f"{stats.failures} judgement(s) failed (more than "
             f"judge_max_failed={config.max_failed}), so the judged metrics are null; "
-            f"{_retry_hint(config)}", result)
+            f"{_retry_hint(engine)}", result)
     return result
 
 
@@ -332,9 +332,10 @@ def _rerun(refused: bool) -> str:
             "run the same command again (or allow failures with --judge-max-failed N)")
 
 
-def _retry_hint(config: Any, refused: bool = False) -> str:
-    """What to run after failed judgements (:func:`condambig_tasks.run.retry_hint`)."""
-    return retry_hint(_rerun(refused), cache_enabled=config.cache_enabled, refused=refused)
+def _retry_hint(engine: Any, refused: bool = False) -> str:
+    """What to run after failed judgements (:func:`condambig_tasks.run.retry_hint`; the
+    endpoint failure itself is said before it)."""
+    return retry_hint(_rerun(refused), cache_enabled=engine.cache is not None, refused=refused)
 
 
 def _check_outputs(benchmark: Benchmark, logged: run_logs.RunResult, here: dict[str, Any],

@@ -33,7 +33,7 @@ from urllib.parse import urlparse
 import yaml
 
 from condambig_tasks import registry, run_logs
-from condambig_tasks.benchmark import Benchmark, Variant, headline_metric
+from condambig_tasks.benchmark import Benchmark, Variant, find_variant, headline_metric
 from condambig_tasks.errors import CondambigError, command_error
 
 PROG = "condambig-register"
@@ -107,8 +107,10 @@ def register_tasks() -> list[InspectTask]:
 def _own_variant(task: InspectTask) -> Variant | None:
     """The variant of its benchmark the task runs (None: it takes its variant as a
     parameter, ``abg_coqa -T subtask=...``)."""
-    known = registry.task_variant(task.name)
-    return known[1] if known is not None and known[0].name == task.benchmark else None
+    try:
+        return find_variant(registry.get(task.benchmark), task.name)
+    except KeyError:
+        return None
 
 
 def source_url(task: InspectTask, repository_url: str, commit: str) -> str:

@@ -1,8 +1,8 @@
 """One run of a benchmark: the sequence lm-eval, Inspect and ``condambig-score`` all follow.
 
 options -> which judge (one decision, :func:`resolve_judge`) -> run notes -> items with
-provenance -> before generation (:meth:`BenchmarkRun.before_generation`: ``prepare``, then
-the judge and its cache checked) -> score (the corpus step with a
+provenance and, before any generation, :meth:`BenchmarkRun.before_generation` (``prepare``,
+then the judge and its cache checked; lm-eval loads its docs first, Inspect after) -> score (the corpus step with a
 :class:`~condambig_tasks.benchmark.Runtime`) -> after scoring
 (:meth:`BenchmarkRun.after_scoring`: summary, null reasons, judged metrics withheld past
 ``judge_max_failed``, endpoint failure) -> :class:`RunResult`.

@@ -1194,14 +1194,15 @@ def _attach_per_sample(found: RunResults, path: Path, samples: list[ScoredSample
     """Give a ``--per-sample`` file to the condambig-score JSON of the same run among the
     inputs (same benchmark and options, as many samples, the same numbers). One that goes
     with none is an error: the file records no benchmark or options of its own."""
-    waiting = [run for run in found.runs if run.framework == CLI and run.per_sample is None]
-    for run in waiting:
-        if _per_sample_difference(run, samples) is None:
-            found.runs[found.runs.index(run)] = dataclasses.replace(
-                run, per_sample=path, logged=functools.partial(Logged, [], samples))
+    waiting = [index for index, run in enumerate(found.runs)
+               if run.framework == CLI and run.per_sample is None]
+    for index in waiting:
+        if _per_sample_difference(found.runs[index], samples) is None:
+            found.runs[index] = dataclasses.replace(
+                found.runs[index], per_sample=path, logged=functools.partial(Logged, [], samples))
             return
-    named = [run for run in waiting
-             if path.name.startswith(run.source.stem + ".")]  # b.per-sample.jsonl, b.json
+    named = [found.runs[index] for index in waiting  # b.per-sample.jsonl, b.json
+             if path.name.startswith(found.runs[index].source.stem + ".")]
     if named:
         raise RunLogError(
             f"{path}: does not reproduce {named[0].source} "

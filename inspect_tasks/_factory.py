@@ -53,6 +53,7 @@ from condambig_tasks.benchmark import (
     Runtime,
     ScoredSample,
     default_grader,
+    find_variant,
     options_to_json,
     reported_metrics,
     task_version,
@@ -75,9 +76,11 @@ def inspect_task_name(benchmark_name: str, dataset_name: str) -> str:
     ``condambigqa_gold_conditions``) is that task, another (``condambigqa_main``,
     ``conditionalqa_dev``) is its benchmark's general task. Only this benchmark's tasks are
     looked at: the others' modules are not imported for a name."""
-    declared = {variant.task for variant in registry.get(benchmark_name).variants}
-    return registry.INSPECT_PREFIX + (dataset_name if dataset_name in declared
-                                      else benchmark_name)
+    try:
+        find_variant(registry.get(benchmark_name), dataset_name)
+    except KeyError:
+        return registry.INSPECT_PREFIX + benchmark_name
+    return registry.INSPECT_PREFIX + dataset_name
 
 
 def benchmark_task(
