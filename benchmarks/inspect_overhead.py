@@ -4,10 +4,13 @@ over the same samples, both answered by an in-process model that returns one fix
 AmbigNQ reply at once (so no model time is counted).
 
 Each run is a fresh ``python`` process (imports included, as a user's ``inspect eval``
-pays them) and its CPU time (user + system, from ``resource.getrusage``) is what is
-compared; the two tasks alternate, ``--rounds`` times, and the medians are printed with
-their ratio, and the share of the task's CPU spent importing (a process that imports the
-task module and exits).
+pays them) and its CPU time (user + system, from ``os.wait4``) is what is compared. Each
+round starts the two tasks at the same time, one per core, so that whatever else slows the
+machine in that round (a neighbour on the host, its memory bandwidth) slows both alike: run
+one after the other, the same task's CPU time moved by up to 30 % between runs here, more
+than the difference measured. The round's ratio is task / minimal; the median of the rounds'
+ratios is the result, printed with each round's, the median CPU times, and the share of the
+task's CPU spent importing (a process that imports the task module and exits, alone).
 
     CONDAMBIG_DATA_DIR=DATA python benchmarks/inspect_overhead.py [--samples 1000] [--rounds 3]
         [--profile]   # also: cProfile of one run of the task, the 25 costliest functions
@@ -19,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -78,17 +80,28 @@ def run_once(which: str, samples: int, log_dir: str) -> None:
     assert log.status == "success", log.error
 
 
-def _child_cpu(arguments: list[str]) -> float:
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([sys.executable, __file__, *arguments], check=True)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+def _children_cpu(*argument_lists: list[str]) -> list[float]:
+    """Start one child per argument list at once; each one's CPU seconds (user + system).
+    Their output is kept out of the table (Inspect's banner) and shown if one fails."""
+    outputs = [tempfile.TemporaryFile() for _ in argument_lists]
+    children = [subprocess.Popen([sys.executable, __file__, *arguments], stdout=output,
+                                 stderr=subprocess.STDOUT)
+                for arguments, output in zip(argument_lists, outputs, strict=True)]
+    times = {}
+    for child, output in zip(children, outputs, strict=True):
+        _, status, usage = os.wait4(child.pid, 0)
+        if status != 0:
+            output.seek(0)
+            sys.stderr.write(output.read().decode(errors="replace"))
+            sys.exit(f"{child.args} failed (wait status {status})")
+        times[child.pid] = usage.ru_utime + usage.ru_stime
+    return [times[child.pid] for child in children]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=1000)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--child", choices=["task", "minimal", "import"], help=argparse.SUPPRESS)
     parser.add_argument("--log-dir", help=argparse.SUPPRESS)
@@ -109,17 +122,26 @@ def main() -> None:
         return
     if "CONDAMBIG_DATA_DIR" not in os.environ:
         sys.exit("set CONDAMBIG_DATA_DIR to the upstream data folder (AmbigNQ's dev_light.json)")
-    times: dict[str, list[float]] = {"task": [], "minimal": [], "import": []}
+    task_times, minimal_times, ratios = [], [], []
     with tempfile.TemporaryDirectory() as logs:
-        for _ in range(args.rounds):
-            for which in times:
-                times[which].append(_child_cpu(["--child", which, "--samples", str(args.samples),
-                                                "--log-dir", logs]))
-        task, minimal, imports = (statistics.median(times[name]) for name in times)
+        def arguments(which: str) -> list[str]:
+            return ["--child", which, "--samples", str(args.samples), "--log-dir", logs]
+
+        for round_number in range(args.rounds):
+            task, minimal = _children_cpu(arguments("task"), arguments("minimal"))
+            task_times.append(task)
+            minimal_times.append(minimal)
+            ratios.append(task / minimal)
+            print(f"round {round_number + 1}: condambig/ambignq {task:.2f}, minimal {minimal:.2f}"
+                  f": {task / minimal:.3f}x", flush=True)
+        [imports] = _children_cpu(arguments("import"))
+        task = statistics.median(task_times)
         print(f"{args.samples} AmbigNQ samples, CPU seconds per process (median of "
-              f"{args.rounds}): condambig/ambignq {task:.2f}, minimal Inspect task "
-              f"{minimal:.2f}: {task / minimal:.2f}x; importing the task module "
-              f"{imports:.2f} ({imports / task:.0%} of the task's)")
+              f"{args.rounds} rounds, the two tasks side by side): condambig/ambignq "
+              f"{task:.2f}, minimal Inspect task {statistics.median(minimal_times):.2f}; "
+              f"median ratio {statistics.median(ratios):.3f}x (rounds {min(ratios):.3f} to "
+              f"{max(ratios):.3f}); importing the task module {imports:.2f} "
+              f"({imports / task:.0%} of the task's)")
         if args.profile:
             subprocess.run([sys.executable, __file__, "--child", "task", "--samples",
                             str(args.samples), "--log-dir", logs, "--profile"], check=True)

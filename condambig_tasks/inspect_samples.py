@@ -56,6 +56,11 @@ def read_samples(path: str | Path) -> list[LoggedSample]:
 def _raw_samples(path: Path) -> Iterator[tuple[str, Any]]:
     """(where in the log, the sample's JSON value)."""
     if path.suffix == ".eval":
+        # Inspect writes a .eval log's members zstd-compressed and teaches the stdlib's
+        # zipfile to read them when its log recorders are imported
+        # (inspect_ai._util.zipfile); without that import the log reads as unsupported
+        import inspect_ai.log  # noqa: F401
+
         try:
             with zipfile.ZipFile(path) as archive:
                 for member in archive.infolist():

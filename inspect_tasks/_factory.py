@@ -46,6 +46,7 @@ from condambig.run_summary import (
     run_summary,
     scored_samples,
 )
+from condambig.task_items import TaskItems, remember
 from condambig_metrics.judge import record_judgements
 from condambig_metrics.judge.preflight import judge_returns
 from condambig_tasks import registry, settings, uncertainty
@@ -135,9 +136,11 @@ def benchmark_task(
     items, records, provenance = run.load(judge=str(grader) if run.judged else None,
                                           roles=dict(model_roles()))
     headline = run.headline
+    # a sample carries its record's digest; the scorer finds its item by id (task_items)
+    metadata_of = remember(benchmark_name, items, records)
     samples = [Sample(id=benchmark.item_id(item), input=benchmark.prompt(item, options),
-                      target=benchmark.target(item, options) or "", metadata={"record": record})
-               for item, record in zip(items, records, strict=True)]
+                      target=benchmark.target(item, options) or "", metadata=sample_metadata)
+               for item, sample_metadata in zip(items, metadata_of, strict=True)]
     check_prompts_fit(task_name, [(sample.id, sample.input) for sample in samples],
                       length_hint)
     return Task(
@@ -172,6 +175,7 @@ def benchmark_scorer(benchmark_name: str, options: dict[str, Any], judged: bool)
     typed_options = benchmark.options(options)
     corpus_step = benchmark.needs_corpus_step(typed_options, judged)
     judge_metrics = {spec.name for spec in benchmark.metric_specs if spec.judge}
+    task_items = TaskItems(benchmark_name, options)
     # one judge engine for the whole eval (one cache, one concurrency bound), made again
     # when a grader that had failed answers again (a retry of the task: eval-set)
     engines: dict[int, Any] = {}
@@ -186,7 +190,7 @@ def benchmark_scorer(benchmark_name: str, options: dict[str, Any], judged: bool)
         return engines[returns]
 
     async def score(state: TaskState, target: Target) -> Score:
-        item = benchmark.from_record(state.metadata["record"])
+        item = task_items.item(state.sample_id, state.metadata)
         output = state.output.completion
         transcript: list[dict[str, Any]] = []
         if corpus_step:

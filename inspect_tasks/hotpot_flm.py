@@ -34,6 +34,7 @@ from inspect_ai.solver import (
 )
 
 from condambig._factory import benchmark_task
+from condambig.task_items import TaskItems
 from condambig.task_options import task, variant_task
 from condambig_tasks import registry
 from condambig_tasks.errors import ConfigurationError
@@ -105,10 +106,11 @@ def question_solver(questioner: str, system: str | None = None) -> Solver:
     one), or a baseline's question is put in its place."""
     if questioner == "model":
         return chain(system_message(system), generate()) if system else generate()
+    task_items = TaskItems("hotpot_flm")  # the examples of the task built in this process
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        record = state.metadata["record"]
-        source = record["question"] if questioner == "repeater" else record["human_question"]
+        example = task_items.item(state.sample_id, state.metadata)
+        source = example.question if questioner == "repeater" else example.human_question
         state.output = ModelOutput.from_content(model=questioner, content=source or "")
         return state
 

@@ -243,3 +243,21 @@ def test_a_runs_samples_file_is_read_once_for_its_scores_and_its_outputs(use_fix
     assert run.logged().outputs == [{"id": "fx-001", "output": "x"},
                                     {"id": "fx-002", "output": "x"}]
     assert len(reads) == 1
+
+
+def test_a_log_inspect_wrote_is_read_in_a_process_that_had_not_imported_inspect(tmp_path):
+    """Inspect compresses a .eval log's members with zstd, which the stdlib's zipfile reads
+    only once Inspect has patched it: the reader must not depend on its caller having
+    imported Inspect first."""
+    path = _write_log(tmp_path / "log.eval", {"q1": "[]", "q2": "Answer: Ann"})
+    with zipfile.ZipFile(path) as archive:
+        assert any(member.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
+                   for member in archive.infolist())
+    read = subprocess.run(
+        [sys.executable, "-c",
+         "import sys\nfrom condambig_tasks.inspect_samples import read_samples\n"
+         "assert 'inspect_ai' not in sys.modules\n"
+         "print([(s.id, s.completion) for s in read_samples(sys.argv[1])])", str(path)],
+        capture_output=True, text=True, env=subprocess_env())
+    assert read.returncode == 0, read.stderr
+    assert read.stdout.strip() == str([("q1", "[]"), ("q2", "Answer: Ann")])

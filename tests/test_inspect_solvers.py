@@ -10,28 +10,42 @@ import pytest
 
 from condambig.grader_preflight import GraderUnavailableError, grader_guard
 from condambig.hotpot_flm import question_solver
+from condambig.task_items import remember
+from condambig_tasks import registry
+from tests.conftest import FIXTURE_DATA
 
-RECORD = {"question": "Which bridge?", "human_question": "Which harbour bridge do you mean?"}
+
+@pytest.fixture
+def example(monkeypatch):
+    """An annotated example of the fixture's test split, kept as a built task keeps it."""
+    from condambig_tasks.hotpot_flm.loader import load_examples
+
+    monkeypatch.setenv("CONDAMBIG_DATA_DIR", str(FIXTURE_DATA))
+    example = next(e for e in load_examples("test") if e.human_question)
+    [metadata] = remember("hotpot_flm", [example],
+                          [registry.get("hotpot_flm").to_record(example)])
+    return example, metadata
 
 
-def _state():
+def _state(metadata=None):
     from inspect_ai.model import ModelName
     from inspect_ai.solver import TaskState
 
     return TaskState(model=ModelName("hf/none"), sample_id="s1", epoch=1, input="prompt",
-                     messages=[], metadata={"record": RECORD})
+                     messages=[], metadata=metadata or {})
 
 
 async def _never(state, **kwargs):  # the model: a baseline never calls it
     raise AssertionError("generate was called")
 
 
-@pytest.mark.parametrize("questioner, question", [("repeater", RECORD["question"]),
-                                                  ("human", RECORD["human_question"])])
-def test_question_solver_puts_the_baselines_question_in_place_of_the_model(questioner,
-                                                                           question):
-    state = asyncio.run(question_solver(questioner)(_state(), _never))
-    assert state.output.completion == question
+@pytest.mark.parametrize("questioner, field", [("repeater", "question"),
+                                               ("human", "human_question")])
+def test_question_solver_puts_the_baselines_question_in_place_of_the_model(questioner, field,
+                                                                           example):
+    item, metadata = example
+    state = asyncio.run(question_solver(questioner)(_state(metadata), _never))
+    assert state.output.completion == getattr(item, field) != ""
     assert state.output.model == questioner
 
 

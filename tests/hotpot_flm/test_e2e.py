@@ -203,8 +203,11 @@ def test_inspect_roles_run_the_generative_agent(tmp_path, monkeypatch):
     assert models["answering_agent"] == "role answerer: openai-api/loopback/answerer"
     assert models["downstream_model"] == "role downstream: openai-api/loopback/downstream"
     assert log["eval"]["headline_metric"]["metric"] == "f1_recovery"
-    assert (score["metadata"]["question_asked"]
-            == log["samples"][0]["metadata"]["record"]["question"])
+    # the repeater asks the example's own question, found by the sample's record digest
+    # (the sample carries no record: condambig.task_items)
+    questions = {example.id: example.question for example in examples}
+    assert score["metadata"]["question_asked"] == questions[log["samples"][0]["id"]]
+    assert set(log["samples"][0]["metadata"]) == {"record_sha256"}
 
 
 def test_repeater_baseline_through_the_cli(tiny_t5, tmp_path):
