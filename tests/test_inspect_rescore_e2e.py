@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import shlex
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -260,3 +261,28 @@ def test_inspect_score_of_a_file_that_is_not_a_condambig_log_is_one_line(tmp_pat
     assert code == 2 and stdout == ""
     [line] = stderr.strip().splitlines()
     assert line.startswith(f"condambig-inspect-score: {other}: cannot be read as an Inspect log")
+
+
+def test_inspect_score_on_other_data_stops_instead_of_scoring_it(runs, tmp_path):
+    """A sample carries its item's digest, not the item: ``inspect score`` loads the data
+    again, and a question edited since the run is one line naming the data, never a score
+    of the edited question (condambig.task_items)."""
+    data = tmp_path / "data"
+    shutil.copytree(FIXTURE_DATA, data)
+    questions = data / "ambignq" / "dev_light.json"
+    records = json.loads(questions.read_text(encoding="utf-8"))
+    records[0]["question"] += " (edited)"
+    questions.write_text(json.dumps(records), encoding="utf-8")
+    log = _of_task(runs["epochs"], "ambignq")
+    result = _run([executable("condambig-inspect-score"), str(log), "--output-file",
+                   str(tmp_path / "rescored.eval")],
+                  {**runs["env"], "CONDAMBIG_DATA_DIR": str(data)}, runs["folder"], ok=False)
+    assert result.returncode != 0
+    lines = [line for line in result.stderr.splitlines() if line.startswith("condambig: ")]
+    assert lines == [
+        f"condambig: ambignq: the item of sample {records[0]['id']} is not among this "
+        "process's tasks nor among the 10 items loaded with options {\"hub_revision\": null}: "
+        "the data differs from the data the run read; score the log with that data "
+        "(CONDAMBIG_DATA_DIR, or the hub revision the options name)."]
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "rescored.eval").exists()
