@@ -137,7 +137,7 @@ def benchmark_task(
                                           roles=dict(model_roles()))
     headline = run.headline
     # a sample carries its record's digest; the scorer finds its item by id (task_items)
-    metadata_of = remember(benchmark_name, items, records)
+    metadata_of = remember(benchmark_name, records)
     samples = [Sample(id=benchmark.item_id(item), input=benchmark.prompt(item, options),
                       target=benchmark.target(item, options) or "", metadata=sample_metadata)
                for item, sample_metadata in zip(items, metadata_of, strict=True)]

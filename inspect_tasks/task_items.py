@@ -6,8 +6,8 @@ written several times per sample (into its state, its events, the sample buffer,
 for AmbigNQ's half-kilobyte records that was about 5 % of a run's CPU
 (``benchmarks/inspect_overhead.py``), and for CondAmbigQA and HotpotQA-FLM, whose records
 hold every retrieved fragment or context fact, the log held the dataset again once per
-sample. So a sample carries only its record's digest (``record_sha256``), and the items
-stay here, by their records' digests, in the process that built the task.
+sample. So a sample carries only its record's digest (``record_sha256``), and the records
+stay here, as JSON text by their digests, in the process that built the task.
 
 A process that did not build it (``inspect score`` on a log, through
 ``condambig-inspect-score``) loads the items again from the data the task read
@@ -33,10 +33,12 @@ from condambig_tasks.provenance import record_line
 RECORD_SHA256_KEY = "record_sha256"
 _RECORD_KEY = "record"  # the whole record, in the samples of older logs
 
-# (benchmark, record digest) -> item, for every task built in this process: the digest
-# covers the whole record, its id included, so items of two tasks of one benchmark (two
-# splits, two option sets) never stand for each other
-_BUILT: dict[tuple[str, str], Any] = {}
+# (benchmark, record digest) -> the record as JSON text, for every task built in this
+# process: the digest covers the whole record, its id included, so items of two tasks of
+# one benchmark (two splits, two option sets) never stand for each other. Text, not the
+# items: a string is one object the garbage collector never scans, where 2,002 AmbigNQ
+# items are some 25,000 that every full collection of the run walks again
+_BUILT: dict[tuple[str, str], str] = {}
 
 
 def record_sha256(record: Mapping[str, Any]) -> str:
@@ -44,13 +46,12 @@ def record_sha256(record: Mapping[str, Any]) -> str:
     return hashlib.sha256(record_line(record)).hexdigest()
 
 
-def remember(benchmark_name: str, items: Sequence[Any],
-             records: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
-    """Keep a task's items for its scorer; each sample's metadata, in the items' order."""
+def remember(benchmark_name: str, records: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """Keep a task's item records for its scorer; each sample's metadata, in their order."""
     metadata = []
-    for item, record in zip(items, records, strict=True):
+    for record in records:
         digest = record_sha256(record)
-        _BUILT[(benchmark_name, digest)] = item
+        _BUILT[(benchmark_name, digest)] = json.dumps(record, ensure_ascii=False)
         metadata.append({RECORD_SHA256_KEY: digest})
     return metadata
 
@@ -84,9 +85,10 @@ class TaskItems:
             raise ConfigurationError(
                 f"{name}: sample {sample_id} has no {RECORD_SHA256_KEY!r} in its metadata: "
                 "not a sample of a condambig task; score logs the condambig tasks wrote.")
-        found = _BUILT.get((name, digest))
-        if found is None:
-            found = self._load().get(digest)
+        built = _BUILT.get((name, digest))
+        if built is not None:
+            return self.benchmark.from_record(json.loads(built))
+        found = self._load().get(digest)
         if found is None:
             loaded = "" if self.options is None else (
                 f" nor among the {len(self._load())} items loaded with options "

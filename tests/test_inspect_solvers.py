@@ -22,8 +22,7 @@ def example(monkeypatch):
 
     monkeypatch.setenv("CONDAMBIG_DATA_DIR", str(FIXTURE_DATA))
     example = next(e for e in load_examples("test") if e.human_question)
-    [metadata] = remember("hotpot_flm", [example],
-                          [registry.get("hotpot_flm").to_record(example)])
+    [metadata] = remember("hotpot_flm", [registry.get("hotpot_flm").to_record(example)])
     return example, metadata
 
 
