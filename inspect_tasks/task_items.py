@@ -3,7 +3,7 @@
 The scorer (and HotpotQA-FLM's baseline questioners) need the item a sample was built
 from. Inspect's usual place for it, the sample's metadata, is copied, condensed and
 written several times per sample (into its state, its events, the sample buffer, the log):
-for AmbigNQ's half-kilobyte records that was about 5 % of a run's CPU
+for AmbigNQ's half-kilobyte records that was about 4 % of a run's CPU
 (``benchmarks/inspect_overhead.py``), and for CondAmbigQA and HotpotQA-FLM, whose records
 hold every retrieved fragment or context fact, the log held the dataset again once per
 sample. So a sample carries only its record's digest (``record_sha256``), and the records
