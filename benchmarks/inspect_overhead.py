@@ -7,7 +7,7 @@ Each run is a fresh ``python`` process (imports included, as a user's ``inspect 
 pays them) and its CPU time (user + system, from ``os.wait4``) is what is compared. Each
 round starts the two tasks at the same time, one per core, so that whatever else slows the
 machine in that round (a neighbour on the host, its memory bandwidth) slows both alike: run
-one after the other, the same task's CPU time moved by up to 30 % between runs here, more
+one after the other, the same task's CPU time moved by up to 55 % between runs here (14.5 to 22.7 s), more
 than the difference measured. The round's ratio is task / minimal; the median of the rounds'
 ratios is the result, printed with each round's, the median CPU times, and the share of the
 task's CPU spent importing (a process that imports the task module and exits, alone).

@@ -136,7 +136,7 @@ def benchmark_task(
     items, records, provenance = run.load(judge=str(grader) if run.judged else None,
                                           roles=dict(model_roles()))
     headline = run.headline
-    # a sample carries its record's digest; the scorer finds its item by id (task_items)
+    # a sample carries its record's digest; the scorer finds its item by it (task_items)
     metadata_of = remember(benchmark_name, records)
     samples = [Sample(id=benchmark.item_id(item), input=benchmark.prompt(item, options),
                       target=benchmark.target(item, options) or "", metadata=sample_metadata)

@@ -51,6 +51,8 @@ def remember(benchmark_name: str, records: Sequence[Mapping[str, Any]]) -> list[
     metadata = []
     for record in records:
         digest = record_sha256(record)
+        # the record itself, not record_line's text: that hashes a lone surrogate as
+        # U+FFFD, and the item rebuilt from it would not be the item the run loaded
         _BUILT[(benchmark_name, digest)] = json.dumps(record, ensure_ascii=False)
         metadata.append({RECORD_SHA256_KEY: digest})
     return metadata
